@@ -1,0 +1,106 @@
+"""Rule patterns: ``*`` wildcards, the final ``$`` anchor, and matching without backtracking.
+
+A pattern is split at its wildcards into literal pieces. Matching places each
+piece at its leftmost occurrence after the previous one (``str.find``), which
+is enough to decide a prefix match and can never blow up: the worst case is
+one linear scan per piece, so ``/*a*a*a*a*b`` against 100,000 ``a`` answers in
+microseconds. (Protego's regex translation of the same pattern was a ReDoS.)
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from .urls import normalize, origin_of
+
+__all__ = ["Pattern", "compile_matcher", "resolve_value"]
+
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+class Pattern:
+    """A rule value with wildcards or an end anchor. (Plain prefixes need no object.)"""
+
+    __slots__ = ("anchored", "last", "middle", "needle", "prefix", "priority")
+
+    def __init__(self, value: str) -> None:
+        anchored = value.endswith("$")
+        if anchored:
+            value = value[:-1]
+        stars = value.count("*")
+        pieces = [normalize(piece) for piece in value.split("*")]
+        self.prefix: str = pieces[0]
+        self.anchored: bool = anchored
+        # The last piece of an anchored pattern must end the path; the pieces
+        # in between are found left to right. Empty pieces (from ``**``) are
+        # no-ops and are dropped, so a line of a million ``*`` costs nothing.
+        if anchored and stars:
+            self.last: str | None = pieces[-1]
+            middle = pieces[1:-1]
+        else:
+            self.last = None
+            middle = pieces[1:]
+        self.middle: tuple[str, ...] = tuple(piece for piece in middle if piece)
+        # A piece any matching path must contain: a cheap ``in`` test turns
+        # most paths away before the full match is tried.
+        self.needle: str = max((*self.middle, self.last or ""), key=len)
+        # SPEC 4: length of the normalised pattern, each wildcard and the
+        # final anchor counting one octet.
+        self.priority: int = sum(map(len, pieces)) + stars + anchored
+
+    def matches(self, path: str) -> bool:
+        """Whether the normalised ``path`` matches."""
+        prefix = self.prefix
+        if not path.startswith(prefix):
+            return False
+        pos = len(prefix)
+        for piece in self.middle:
+            found = path.find(piece, pos)
+            if found < 0:
+                return False
+            pos = found + len(piece)
+        last = self.last
+        if last is not None:
+            return path.endswith(last) and len(path) - len(last) >= pos
+        if self.anchored:
+            # Anchored, no wildcard: the whole path is the prefix.
+            return len(path) == pos
+        return True
+
+
+def resolve_value(value: str, robots_url: str | None) -> str | None:
+    """The pattern a rule's value stands for, or ``None`` when the rule is ignored.
+
+    A value that is an absolute URL counts only when it names the robots.txt's
+    own origin; its path and query are then the pattern (SPEC 4,
+    WWW::RobotRules). Other values are returned unchanged.
+    """
+    if value[:1] in ("/", "*") or _ABSOLUTE.match(value) is None:
+        return value
+    if robots_url is None:
+        return None
+    try:
+        same_origin = origin_of(value) == origin_of(robots_url)
+        parts = urlsplit(value)
+    except ValueError:
+        return None
+    if not same_origin:
+        return None
+    path = parts.path or "/"
+    return f"{path}?{parts.query}" if parts.query else path
+
+
+def compile_matcher(value: str) -> str | Pattern | None:
+    """How to match ``value``: its normalised prefix when it is plain, else a :class:`Pattern`.
+
+    Values that start with neither ``/`` nor ``*`` never match (SPEC 4):
+    ``None``. The caller still keeps such a rule, so ``explain`` can show it.
+    """
+    first = value[:1]
+    if first == "/":
+        if "*" not in value and value[-1] != "$":
+            return normalize(value)
+    elif first != "*":
+        return None
+    return Pattern(value)

@@ -1,0 +1,233 @@
+"""Reading a robots.txt file: bytes, the line grammar, and the split into groups.
+
+All leniency lives here, named in one place: the accepted misspellings, the
+``key value`` form without a colon, the 500 KiB limit (SPEC 1).
+
+Parsing is shaped for speed, because a broad crawl parses a file per site and
+most of those files are asked a handful of questions. The file is never
+walked line by line in Python: keys are found by literal search in an
+ASCII-lowered copy (``bytes.lower`` keeps every offset), each candidate line
+is checked by one anchored regex, and a group's member lines are kept as
+bytes and read into rules only when a crawler first asks for that group.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+__all__ = [
+    "BLANKS",
+    "DEFAULT_MAX_SIZE",
+    "KEY_NAMES",
+    "FileLayout",
+    "RawGroup",
+    "count_unknown",
+    "decode_value",
+    "member_items",
+    "read_bytes",
+    "read_layout",
+]
+
+DEFAULT_MAX_SIZE = 512_000
+_BOM = b"\xef\xbb\xbf"
+
+# Every accepted spelling of every key, by canonical name.
+_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "user-agent": ("user-agent", "useragent", "user agent"),
+    "allow": ("allow",),
+    "disallow": ("disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"),
+    "crawl-delay": ("crawl-delay", "crawl delay"),
+    "request-rate": ("request-rate", "request rate"),
+    "visit-time": ("visit-time", "visit time"),
+    "sitemap": ("sitemap", "site-map", "sitemaps"),
+    "host": ("host",),
+}
+KEY_NAMES: dict[bytes, str] = {
+    spelling.encode(): name for name, spellings in _SPELLINGS.items() for spelling in spellings
+}
+_MEMBERS = ("allow", "disallow", "crawl-delay", "request-rate", "visit-time")
+
+# Around keys and values: ASCII blanks, never a line break (SPEC 1).
+_WS = rb"[ \t\v\f]"
+
+
+def _trie(words: list[bytes]) -> bytes:
+    """An alternation of ``words`` factored by common prefix.
+
+    The regex engine tries alternatives one by one; factored, a line is
+    turned away after a character or two instead of once per spelling.
+    """
+    if words == [b""]:
+        return b""
+    heads: dict[bytes, list[bytes]] = {}
+    for word in words:
+        heads.setdefault(word[:1], []).append(word[1:])
+    branches = [re.escape(head) + _trie(tails) for head, tails in sorted(heads.items()) if head]
+    optional = b"" in heads
+    if len(branches) == 1 and not optional:
+        return branches[0]
+    return b"(?:" + b"|".join(branches) + (b")?" if optional else b")")
+
+
+def _lines(names: tuple[str, ...], *, every_line: bool = False) -> re.Pattern[bytes]:
+    """Lines whose key is one of ``names``, each found with the ``\\n`` before it.
+
+    Patterns led by a literal ``\\n`` let the regex engine skip from line to
+    line in C; the text searched starts with an added ``\\n``. A line is
+    ``key: value`` (the key is all before the first colon) or exactly two
+    words with no colon anywhere: ``key value``. Group 1 is the key, group 2
+    (colon) or 3 (two words) the value, trailing blanks still on it. With
+    ``every_line``, every line matches, with empty groups when it has none of
+    the keys, so that a match's index is its line offset.
+    """
+    spellings = [s.encode() for n in names for s in _SPELLINGS[n]]
+    firsts = sorted({s[:1] for s in spellings})
+    # A spelled-out space makes three words of the colon-less form.
+    two_words = b"".join(
+        b"(?<!" + re.escape(b" " + s.split(b" ", 1)[1]) + b")" for s in spellings if b" " in s
+    )
+    line = (
+        b"(?=" + _WS + b"*[" + b"".join(firsts) + b"])" + _WS + b"*(" + _trie(spellings) + b")"
+        + b"(?:" + _WS + b"*:" + _WS + b"*([^#\n]*)"
+        + b"|" + two_words + _WS + b"+([^ \t\v\f\n#:]+)" + _WS + b"*(?![^#\n]))"
+    )  # fmt: skip
+    return re.compile(b"\n(?:" + line + (b")?" if every_line else b")"), re.IGNORECASE)
+
+
+_MEMBER_LINES = _lines(_MEMBERS)
+_KNOWN_LINES = _lines(tuple(_SPELLINGS))
+_EVERY_MEMBER_LINE = _lines(_MEMBERS, every_line=True)
+# File structure in one scan: User-agent lines, and the file-wide Sitemap and
+# Host lines that may stand anywhere.
+_OUTLINE_LINES = _lines(("user-agent", "sitemap", "host"))
+_CONTENT_LINES = re.compile(rb"\n" + _WS + rb"*[^ \t\v\f\n#]")
+BLANKS = b" \t\v\f"
+
+
+class RawGroup(NamedTuple):
+    """A group as read: its agents (value, line) and its member text."""
+
+    agents: tuple[tuple[str, int], ...]
+    body: bytes
+    body_line: int
+
+
+class FileLayout(NamedTuple):
+    """What one scan of a file finds."""
+
+    groups: list[RawGroup]
+    sitemaps: list[str]
+    host: str | None
+    unknown_lines: int
+    """Lines with content and no known key, outside the groups' member text."""
+
+
+def read_bytes(content: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> tuple[bytes, bool]:
+    """The bytes to parse, with line breaks made ``\\n``, and whether the limit cut them.
+
+    A leading BOM is dropped. Only ``max_size`` bytes after it are read, and
+    a line cut by the limit is dropped (SPEC 1, RFC 9309 §2.5).
+    """
+    if isinstance(content, str):
+        if content.startswith("\ufeff"):
+            content = content[1:]
+        try:
+            data = content.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            data = content.encode("utf-8", "surrogatepass")
+    else:
+        data = bytes(content)
+        if data.startswith(_BOM):
+            data = data[len(_BOM) :]
+    truncated = len(data) > max_size
+    if truncated:
+        if data[max_size : max_size + 1] in (b"\r", b"\n"):
+            data = data[:max_size]
+        else:
+            cut = max(data.rfind(b"\n", 0, max_size), data.rfind(b"\r", 0, max_size))
+            data = data[: cut + 1]
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    return data, truncated
+
+
+def decode_value(value: bytes) -> str:
+    """Decode a value; bytes that are not UTF-8 survive as surrogate escapes."""
+    return value.rstrip(BLANKS).decode("utf-8", "surrogateescape")
+
+
+def _key_value(match: re.Match[bytes]) -> tuple[bytes, bytes]:
+    key, value, value2 = match.groups()
+    return key, value if value is not None else value2
+
+
+def count_unknown(buf: bytes, start: int = 0, end: int | None = None) -> int:
+    """Lines of ``buf`` (each led by ``\\n``) with content and no key this parser knows."""
+    end = len(buf) if end is None else end
+    if start >= end:
+        return 0
+    return len(_CONTENT_LINES.findall(buf, start, end)) - len(_KNOWN_LINES.findall(buf, start, end))
+
+
+def read_layout(data: bytes) -> FileLayout:
+    """Groups, sitemaps and host of ``data`` (as given by :func:`read_bytes`)."""
+    buf = b"\n" + data
+    end = len(buf) - 1  # the final newline ends the last line; it leads none
+    agent_lines: list[re.Match[bytes]] = []
+    sitemaps: dict[str, None] = {}  # ordered, without duplicates
+    host: str | None = None
+    for item in _OUTLINE_LINES.finditer(buf, 0, end):
+        key, raw = _key_value(item)
+        first = key[:1]
+        if first in b"uU":
+            agent_lines.append(item)
+            continue
+        value = decode_value(raw)
+        if not value:
+            continue
+        if first in b"hH":
+            if host is None:
+                host = value
+        else:
+            sitemaps[value] = None
+    groups: list[RawGroup] = []
+    unknown = count_unknown(buf, 0, agent_lines[0].start() if agent_lines else end)
+    line = 0
+    counted = 0
+    agents: list[tuple[str, int]] = []
+    for i, agent in enumerate(agent_lines):
+        line += buf.count(b"\n", counted, agent.start() + 1)
+        counted = agent.start() + 1
+        agents.append((decode_value(_key_value(agent)[1]), line))
+        after = buf.index(b"\n", agent.end())
+        gap_end = agent_lines[i + 1].start() if i + 1 < len(agent_lines) else end
+        member = _MEMBER_LINES.search(buf, after, gap_end)
+        body_start = gap_end if member is None else member.start()
+        unknown += count_unknown(buf, after, body_start)
+        if member is None and gap_end < end:
+            # Only blank, comment or unknown lines before the next
+            # User-agent: it joins this group's header (SPEC 2).
+            continue
+        body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
+        groups.append(RawGroup(tuple(agents), buf[body_start:gap_end], body_line))
+        agents = []
+    return FileLayout(groups, list(sitemaps), host, unknown)
+
+
+# Bytes that a value may hold and still need no percent-normalisation, plus
+# what the line syntax itself uses (blanks, ``:``, ``#``, ``*`` and ``$``).
+_NEEDS_NORMALISING = re.compile(rb"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;= \t\v\f\n*$]")
+
+
+def member_items(body: bytes) -> tuple[list[tuple[bytes, bytes, bytes]], bool]:
+    """One (key, colon value, two-word value) per line of a group's member text.
+
+    Lines that are not members give empty keys, so an item's index is its
+    line offset. The flag says whether any value may need percent-normalising
+    (a body of plain ASCII paths, the common case, needs none). ``body``
+    starts with the ``\\n`` before its first line, as :func:`read_layout` cuts it.
+    """
+    return _EVERY_MEMBER_LINE.findall(body), _NEEDS_NORMALISING.search(body) is not None

@@ -1,0 +1,328 @@
+"""A parsed robots.txt file: decisions for any agent and mode, each one explainable.
+
+Parsing only finds the groups (see :mod:`.reading`); a group's rules are read
+and compiled when a crawler first needs them, and the compiled index is kept
+per (agent, precedence, agent_match), so a file asked the same question
+again answers from a dict lookup, a normalised path and a bisect.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+from urllib.parse import urljoin
+
+from .agents import TOKEN, check_agent_match, group_token, product_token, select
+from .directives import (
+    RequestRate,
+    UtcWindow,
+    parse_crawl_delay,
+    parse_request_rate,
+    parse_window,
+)
+from .patterns import compile_matcher, resolve_value
+from .precedence import MOST_SPECIFIC, Rule, RuleIndex, RuleRecord, as_rule, check_precedence
+from .reading import (
+    BLANKS,
+    DEFAULT_MAX_SIZE,
+    KEY_NAMES,
+    RawGroup,
+    count_unknown,
+    member_items,
+    read_bytes,
+    read_layout,
+)
+from .urls import request_path
+
+__all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule"]
+
+_ROBOTS_PATH = "/robots.txt"
+_ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
+_MAX_VIEWS = 64
+
+
+class AgentLine(NamedTuple):
+    """A ``User-agent`` line: its value as written and its line number."""
+
+    value: str
+    line: int
+
+
+class _Members:
+    """A group's member lines, read."""
+
+    __slots__ = ("crawl_delay", "request_rates", "rules", "visit_times")
+
+    def __init__(self, raw: RawGroup, robots_url: str | None) -> None:
+        # The hot loop of a first question to a large file: one tuple per
+        # rule, plain values used as they are when the body needs no
+        # normalising.
+        rules: list[RuleRecord] = []
+        self.crawl_delay: float | None = None
+        self.request_rates: list[RequestRate] = []
+        self.visit_times: list[UtcWindow] = []
+        items, needs_normalising = member_items(raw.body)
+        line = raw.body_line - 1
+        for key, value, value2 in items:
+            line += 1
+            if not key:
+                continue
+            name = KEY_NAMES[key.lower()]
+            raw_value = (value or value2).rstrip(BLANKS)
+            allow = name == "allow"
+            if allow or name == "disallow":
+                if not raw_value:
+                    continue  # SPEC 4: an empty value is no rule at all.
+                written = raw_value.decode("utf-8", "surrogateescape")
+                if (
+                    not needs_normalising
+                    and raw_value[:1] == b"/"
+                    and b"*" not in raw_value
+                    and b"$" not in raw_value
+                ):
+                    rules.append((line, allow, written, written))
+                    continue
+                resolved = resolve_value(written, robots_url)
+                if resolved is not None:
+                    rules.append((line, allow, written, compile_matcher(resolved)))
+                continue
+            text = raw_value.decode("utf-8", "surrogateescape")
+            if name == "crawl-delay":
+                delay = parse_crawl_delay(text)
+                if delay is not None and (self.crawl_delay is None or delay > self.crawl_delay):
+                    self.crawl_delay = delay
+            elif name == "request-rate":
+                rate = parse_request_rate(text)
+                if rate is not None:
+                    self.request_rates.append(rate)
+            elif name == "visit-time":
+                window = parse_window(text)
+                if window is not None:
+                    self.visit_times.append(window)
+        self.rules = rules
+
+
+class Group:
+    """One group: its ``User-agent`` lines, and its members, read on first use."""
+
+    __slots__ = ("_members", "_raw", "tokens")
+
+    def __init__(self, raw: RawGroup) -> None:
+        self._raw = raw
+        self.tokens: tuple[str, ...] = tuple([group_token(value) for value, _ in raw.agents])
+        self._members: _Members | None = None
+
+    @property
+    def user_agents(self) -> tuple[AgentLine, ...]:
+        """The group's ``User-agent`` lines: value as written, line number."""
+        return tuple(AgentLine(value, line) for value, line in self._raw.agents)
+
+    @property
+    def line(self) -> int:
+        """Line of the group's first ``User-agent``."""
+        return self._raw.agents[0][1]
+
+    def unknown_lines(self) -> int:
+        return count_unknown(self._raw.body)
+
+    def members(self, robots_url: str | None) -> _Members:
+        if self._members is None:
+            self._members = _Members(self._raw, robots_url)
+        return self._members
+
+    def __repr__(self) -> str:
+        return f"<Group {self}>"
+
+    def __str__(self) -> str:
+        agents = ", ".join(f"User-agent: {value}" for value, _ in self._raw.agents)
+        return f"{agents} (line {self.line})"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Why a URL is allowed or not: the deciding rule, the groups that applied, the mode."""
+
+    allowed: bool
+    rule: Rule | None
+    groups: list[Group]
+    url: str
+    path: str
+    agent: str
+    precedence: str
+    agent_match: str
+
+    @property
+    def reason(self) -> str:
+        """One line a person can read."""
+        verdict = "allowed" if self.allowed else "disallowed"
+        if self.rule is not None:
+            return f"{verdict} by {self.rule}"
+        if self.path == _ROBOTS_PATH or self.path.startswith(_ROBOTS_PATH + "?"):
+            return f"{verdict}: /robots.txt itself is always allowed"
+        if not self.groups:
+            return f"{verdict}: no group applies to {product_token(self.agent) or '(empty)'!r}"
+        groups = "; ".join(str(g) for g in self.groups)
+        return f"{verdict}: no rule matches in {groups}"
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def _is_robots_path(path: str) -> bool:
+    return path.startswith(_ROBOTS_PATH) and (
+        len(path) == len(_ROBOTS_PATH) or path[len(_ROBOTS_PATH)] == "?"
+    )
+
+
+class RobotsTxt:
+    """A robots.txt file, parsed. Build one with :meth:`parse`."""
+
+    __slots__ = (
+        "_indexes",
+        "_unknown_lines",
+        "_views",
+        "groups",
+        "host",
+        "sitemaps",
+        "truncated",
+        "url",
+    )
+
+    def __init__(
+        self,
+        groups: Sequence[RawGroup] = (),
+        *,
+        url: str | None = None,
+        sitemaps: Sequence[str] = (),
+        host: str | None = None,
+        truncated: bool = False,
+        unknown_lines: int = 0,
+    ) -> None:
+        self.url = url
+        self.groups: tuple[Group, ...] = tuple(Group(raw) for raw in groups)
+        self.sitemaps: list[str] = list(sitemaps)
+        self.host = host
+        self.truncated = truncated
+        self._unknown_lines = unknown_lines
+        self._views: dict[tuple[str, str, str], RuleIndex] = {}
+        self._indexes: dict[tuple[tuple[int, ...], str], RuleIndex] = {}
+
+    @classmethod
+    def parse(
+        cls, content: str | bytes, url: str | None = None, *, max_size: int = DEFAULT_MAX_SIZE
+    ) -> RobotsTxt:
+        """Parse ``content``, a robots.txt fetched from ``url`` (if known).
+
+        Never raises on content: anything that is not robots.txt syntax is
+        ignored, so an HTML page or binary noise yields a file with no groups
+        (everything allowed), as RFC 9309 prescribes for unparseable lines.
+        """
+        data, truncated = read_bytes(content, max_size)
+        layout = read_layout(data)
+        sitemaps = layout.sitemaps
+        if url is not None:
+            sitemaps = _resolve_sitemaps(sitemaps, url)
+        return cls(
+            layout.groups,
+            url=url,
+            sitemaps=sitemaps,
+            host=layout.host,
+            truncated=truncated,
+            unknown_lines=layout.unknown_lines,
+        )
+
+    def __repr__(self) -> str:
+        return f"<RobotsTxt {self.url or '(no url)'}: {len(self.groups)} groups>"
+
+    @property
+    def unknown_lines(self) -> int:
+        """Lines with content but no known directive: many suggest this is no robots.txt."""
+        return self._unknown_lines + sum(g.unknown_lines() for g in self.groups)
+
+    # Deciding.
+
+    def _selected(self, agent: str, agent_match: str) -> tuple[int, ...]:
+        return select([g.tokens for g in self.groups], agent, check_agent_match(agent_match))
+
+    def _index(self, agent: str, precedence: str, agent_match: str) -> RuleIndex:
+        key = (agent, precedence, agent_match)
+        index = self._views.get(key)
+        if index is not None:
+            return index
+        check_precedence(precedence)
+        chosen = self._selected(agent, agent_match)
+        index = self._indexes.get((chosen, precedence))
+        if index is None:
+            rules = [r for i in chosen for r in self.groups[i].members(self.url).rules]
+            index = self._indexes[chosen, precedence] = RuleIndex(rules, precedence)
+        if len(self._views) >= _MAX_VIEWS:
+            self._views.clear()  # Bound the memory of callers that vary the agent.
+        self._views[key] = index
+        return index
+
+    def allowed(
+        self,
+        url: str,
+        agent: str,
+        precedence: str = MOST_SPECIFIC,
+        agent_match: str = TOKEN,
+    ) -> bool:
+        """Whether ``agent`` may fetch ``url`` (absolute, or a bare path)."""
+        index = self._views.get((agent, precedence, agent_match))
+        if index is None:
+            index = self._index(agent, precedence, agent_match)
+        path = request_path(url)
+        if path.startswith(_ROBOTS_PATH) and _is_robots_path(path):
+            return True
+        found = index.decide(path)
+        return found is None or found[1]
+
+    def explain(
+        self,
+        url: str,
+        agent: str,
+        precedence: str = MOST_SPECIFIC,
+        agent_match: str = TOKEN,
+    ) -> Decision:
+        """The decision for ``url`` with the rule and groups behind it."""
+        index = self._index(agent, precedence, agent_match)
+        groups = [self.groups[i] for i in self._selected(agent, agent_match)]
+        path = request_path(url)
+        found = None if _is_robots_path(path) else index.decide(path)
+        rule = None if found is None else as_rule(found)
+        allowed = rule is None or rule.allow
+        return Decision(allowed, rule, groups, url, path, agent, precedence, agent_match)
+
+    # Politeness.
+
+    def _members(self, agent: str, agent_match: str) -> list[_Members]:
+        return [self.groups[i].members(self.url) for i in self._selected(agent, agent_match)]
+
+    def crawl_delay(self, agent: str, agent_match: str = TOKEN) -> float | None:
+        """Seconds between requests asked of ``agent``; the largest of merged groups."""
+        delays = [m.crawl_delay for m in self._members(agent, agent_match)]
+        known = [d for d in delays if d is not None]
+        return max(known) if known else None
+
+    def request_rate(self, agent: str, agent_match: str = TOKEN) -> RequestRate | None:
+        """The most restrictive ``Request-rate`` for ``agent`` (longest delay), if any."""
+        rates = [r for m in self._members(agent, agent_match) for r in m.request_rates]
+        return max(rates, key=lambda r: r.delay) if rates else None
+
+    def visit_time(self, agent: str, agent_match: str = TOKEN) -> list[UtcWindow]:
+        """UTC windows in which ``agent`` is welcome; empty means any time."""
+        return [w for m in self._members(agent, agent_match) for w in m.visit_times]
+
+
+def _resolve_sitemaps(sitemaps: list[str], robots_url: str) -> list[str]:
+    if all(map(_ABSOLUTE_HTTP.match, sitemaps)):
+        return sitemaps
+    resolved: dict[str, None] = {}  # ordered, without duplicates
+    for sitemap in sitemaps:
+        try:
+            resolved[urljoin(robots_url, sitemap)] = None
+        except ValueError:
+            resolved[sitemap] = None
+    return list(resolved)

@@ -1,0 +1,111 @@
+"""URLs as robots.txt sees them: the matchable path, its percent-normalisation, the origin.
+
+Both sides of a match (a rule's pattern and a URL's path) go through the one
+normaliser here, so ``%7e`` and ``~`` or ``%2f`` and ``%2F`` compare alike
+(SPEC 4, RFC 9309 §2.2.2). w3lib's ``safe_url_string`` is not used for this:
+it leaves ``%7E`` encoded and lower-case hex alone, which RFC 9309 matching must
+equate.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+__all__ = ["normalize", "origin_of", "request_path"]
+
+# Characters that stay as they are: unreserved and the RFC 3986 reserved set
+# (SPEC 4). ``%``, ``*`` and ``$`` are not here: they always need a look.
+_KEEP = "A-Za-z0-9\\-._~:/?#\\[\\]@!&'()+,;="
+_NEEDS_WORK = re.compile(f"[^{_KEEP}]")
+_OCTET_WORK = re.compile(f"%([0-9A-Fa-f]{{2}})|[^{_KEEP}]".encode())
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "ws": 80, "wss": 443}
+
+
+def _octet(match: re.Match[bytes]) -> bytes:
+    hexpair = match.group(1)
+    if hexpair is not None:
+        value = int(hexpair, 16)
+        if value in _UNRESERVED:
+            return bytes((value,))
+        return b"%" + hexpair.upper()
+    return b"%%%02X" % match.group()[0]
+
+
+def _to_octets(text: str) -> bytes:
+    # surrogateescape restores the raw bytes of an undecodable robots.txt, so
+    # they are percent-encoded rather than lost (SPEC 1).
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def normalize(text: str) -> str:
+    """Percent-normalise a path (or a piece of a pattern) octet by octet.
+
+    Unreserved ``%xx`` are decoded, other ``%xx`` get upper-case hex, a stray
+    ``%`` becomes ``%25``, and every octet outside the unreserved and reserved
+    sets (so non-ASCII, controls, space, ``*`` and ``$``) is encoded.
+    """
+    if _NEEDS_WORK.search(text) is None:
+        return text
+    return _OCTET_WORK.sub(_octet, _to_octets(text)).decode("ascii")
+
+
+# An absolute URL whose path needs no normalisation: the common case, taken
+# in one C call. Group 1 is the path (maybe empty), params and query.
+_CLEAN_URL = re.compile(
+    f"[A-Za-z][A-Za-z0-9+.\\-]*://[^/?#]*((?:[/?][{_KEEP.replace('#', '')}]*)?)(?:#.*)?", re.DOTALL
+)
+_URL_PATH = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]*:)?(?://[^/?#]*)?([^#]*)", re.DOTALL)
+
+
+def request_path(url: str) -> str:
+    """The part of ``url`` that rules match: path (``/`` if empty), params, query.
+
+    ``url`` may be absolute (``http://h/p?q``), scheme-relative (``//h/p``) or
+    a bare path (``/p``). The fragment is dropped. The result is normalised.
+    """
+    clean = _CLEAN_URL.fullmatch(url)
+    if clean is not None:
+        path = clean.group(1)
+        if path[:1] == "/":
+            return path
+        return "/" + path
+    if url[:1] == "/" and url[1:2] != "/":
+        path = url.partition("#")[0]
+    else:
+        match = _URL_PATH.match(url)
+        path = match.group(1) if match is not None else url
+    if path[:1] != "/":
+        path = "/" + path
+    return normalize(path)
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, lower-cased, default ports folded.
+
+    ``http://a.com`` and ``https://a.com`` are different origins (SPEC 8).
+    Raises ``ValueError`` with a readable message when ``url`` has no origin.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"cannot tell the origin of {url!r}: {exc}") from None
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if not scheme or not host:
+        raise ValueError(f"cannot tell the origin of {url!r}: no scheme or host")
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise ValueError(f"cannot tell the origin of {url!r}: bad host name") from None
+    if ":" in host:
+        host = f"[{host}]"
+    if port is None or port == _DEFAULT_PORTS.get(scheme):
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
