@@ -7,16 +7,24 @@ from Scrapy or Twisted. The Scrapy classes are loaded on first access, so
 
 from __future__ import annotations
 
+from .database import RobotRules
 from .directives import RequestRate, UtcWindow
+from .fetch_policy import Outcome
 from .robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
+from .stores import Entry, MemoryStore, RulesStore
 
 __all__ = [
     "AgentLine",
     "Decision",
+    "Entry",
     "Group",
+    "MemoryStore",
+    "Outcome",
     "RequestRate",
+    "RobotRules",
     "RobotsTxt",
     "Rule",
+    "RulesStore",
     "UtcWindow",
 ]
 

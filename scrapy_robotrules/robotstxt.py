@@ -152,14 +152,25 @@ class Decision:
     agent: str
     precedence: str
     agent_match: str
+    note: str = ""
+    """Set when no file decided: why the origin is allowed or disallowed as a whole."""
+
+    @classmethod
+    def without_rules(
+        cls, url: str, agent: str, precedence: str, agent_match: str, *, allowed: bool, note: str
+    ) -> Decision:
+        """A decision on an origin as a whole (no robots.txt, or none reachable)."""
+        return cls(allowed, None, [], url, request_path(url), agent, precedence, agent_match, note)
 
     @property
     def reason(self) -> str:
         """One line a person can read."""
         verdict = "allowed" if self.allowed else "disallowed"
+        if self.note:
+            return f"{verdict}: {self.note}"
         if self.rule is not None:
             return f"{verdict} by {self.rule}"
-        if self.path == _ROBOTS_PATH or self.path.startswith(_ROBOTS_PATH + "?"):
+        if _is_robots_path(self.path):
             return f"{verdict}: /robots.txt itself is always allowed"
         if not self.groups:
             return f"{verdict}: no group applies to {product_token(self.agent) or '(empty)'!r}"
