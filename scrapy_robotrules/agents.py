@@ -19,7 +19,9 @@ SUBSTRING = "substring"
 AGENT_MATCH_STYLES = (TOKEN, SUBSTRING)
 WILDCARD = "*"
 
-_TOKEN_END = re.compile(r"[/\s]")
+# ASCII whitespace only, as for the lines themselves: an NBSP is part of a name.
+_BLANKS = " \t\n\r\v\f"
+_TOKEN_END = re.compile(r"[/ \t\n\r\v\f]")
 
 
 def check_agent_match(style: str) -> str:
@@ -32,7 +34,7 @@ def check_agent_match(style: str) -> str:
 
 def product_token(agent: str) -> str:
     """The crawler's name: ``MyBot/1.2 (+https://x)`` -> ``mybot``."""
-    agent = agent.strip()
+    agent = agent.strip(_BLANKS)
     end = _TOKEN_END.search(agent)
     if end is not None:
         agent = agent[: end.start()]

@@ -12,10 +12,11 @@ from typing import NamedTuple
 
 __all__ = ["RequestRate", "UtcWindow", "parse_crawl_delay", "parse_request_rate", "parse_window"]
 
-_NUMBER = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)")
-_WINDOW = re.compile(r"(\d\d)(\d\d)[ \t]*-[ \t]*(\d\d)(\d\d)")
+_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+_WINDOW = re.compile(r"([0-9]{2})([0-9]{2})[ \t]*-[ \t]*([0-9]{2})([0-9]{2})")
 _RATE = re.compile(
-    r"(\d+)[ \t]*/[ \t]*(\d+(?:\.\d*)?|\.\d+)?[ \t]*([smhd]?)(?:[ \t]+(\S.*))?", re.IGNORECASE
+    r"([0-9]+)[ \t]*/[ \t]*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)?[ \t]*([smhd]?)(?:[ \t]+(\S.*))?",
+    re.IGNORECASE | re.ASCII,
 )
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -28,7 +29,9 @@ class UtcWindow(NamedTuple):
 
     def __contains__(self, moment: object) -> bool:
         if isinstance(moment, dt.datetime):
-            moment = moment.astimezone(dt.timezone.utc).time().replace(tzinfo=None)
+            if moment.tzinfo is not None:  # naive datetimes are taken as UTC
+                moment = moment.astimezone(dt.timezone.utc)
+            moment = moment.time().replace(tzinfo=None)
         if not isinstance(moment, dt.time):
             return False
         if self.start <= self.end:

@@ -69,7 +69,7 @@ def outcome_for_status(status: int, *, unauthorized: str = "allow") -> Outcome:
     return Outcome.UNREACHABLE
 
 
-_MAX_AGE = re.compile(r"\s*(?:s-maxage|max-age)\s*=\s*\"?(\d+)\"?\s*", re.IGNORECASE)
+_MAX_AGE = re.compile(r"\s*(s-maxage|max-age)\s*=\s*\"?([0-9]+)\"?\s*", re.IGNORECASE)
 _NO_CACHE = re.compile(r"\s*(?:no-cache|no-store)\s*(?:=.*)?", re.IGNORECASE)
 
 
@@ -82,7 +82,7 @@ def freshness_lifetime(
 ) -> float:
     """Seconds a fetched robots.txt stays fresh, from ``Cache-Control`` / ``Expires``.
 
-    ``headers`` keys are matched case-insensitively. ``max-age`` (or
+    ``headers`` keys are matched case-insensitively. ``max-age`` (else
     ``s-maxage``) wins over ``Expires``; ``no-cache``/``no-store`` mean 0;
     an ``Expires`` that is not a date means already expired (RFC 9111 §5.3);
     an unreadable ``Cache-Control`` directive is ignored. Without any, the
@@ -93,12 +93,18 @@ def freshness_lifetime(
     lifetime: float | None = None
     cache_control = lower.get("cache-control")
     if cache_control is not None:
+        ages: dict[str, float] = {}
         for directive in cache_control.split(","):
             match = _MAX_AGE.fullmatch(directive)
             if match is not None:
-                lifetime = float(match.group(1)) if lifetime is None else lifetime
+                ages.setdefault(match.group(1).lower(), float(match.group(2)))
             elif _NO_CACHE.fullmatch(directive):
-                lifetime = 0.0
+                ages["no-cache"] = 0.0
+        # A crawler is no shared cache: max-age speaks to it before s-maxage.
+        for name in ("no-cache", "max-age", "s-maxage"):
+            if name in ages:
+                lifetime = ages[name]
+                break
     if lifetime is None and "expires" in lower:
         lifetime = _expires_lifetime(lower["expires"], lower.get("date"), now)
     if lifetime is None:

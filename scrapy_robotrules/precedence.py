@@ -24,7 +24,9 @@ left.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Sequence
+from operator import itemgetter
+from os.path import commonprefix
 
 from .patterns import Pattern
 
@@ -85,8 +87,8 @@ def as_rule(record: RuleRecord) -> Rule:
     return Rule("allow" if allow else "disallow", written, line)
 
 
-_ORDER = 1 << 32
-_MAX_PRIORITY = 1 << 40
+_ORDER = 1 << 20  # above any line number a 500 KiB file can have
+_MAX_PRIORITY = 1 << 22  # above any normalised pattern length
 _MODES = {MOST_SPECIFIC: 0, FIRST_MATCH: 1, ALLOW_FIRST: 2}
 
 
@@ -99,56 +101,78 @@ def check_precedence(mode: str) -> str:
 
 
 _NO_RANK = 1 << 200
+_PREFIX = itemgetter(3)
+
+
+def _rank(kind: int, line: int, allow: bool, priority: int) -> int:
+    if kind == 0:
+        return ((_MAX_PRIORITY - priority) * 2 + (not allow)) * _ORDER + line
+    if kind == 1:
+        return line
+    return (not allow) * _ORDER + line
 
 
 class RuleIndex:
-    """The rules of the groups that apply to one crawler, ranked by one mode."""
+    """The rules of the groups that apply to one crawler, ranked by one mode.
 
-    __slots__ = ("_chain_best", "_parents", "_prefixes", "_wild")
+    Built for speed of the first question as much as of the next ones: the
+    best rule per plain prefix comes from dicts filled in C (later entries
+    override, so lists are fed newest first and ``Allow`` last), and a
+    prefix's parent in the prefix tree is looked for only when a lookup
+    needs it.
+    """
 
-    def __init__(self, rules: Iterable[RuleRecord], mode: str) -> None:
-        kind = _MODES[mode]
-        best_by_prefix: dict[str, tuple[int, RuleRecord]] = {}
-        wild: list[tuple[int, str, Pattern, RuleRecord]] = []
-        for rule in rules:
-            line, allow, _, matcher = rule
-            if matcher is None:
-                continue
-            if kind == 0:
-                priority = len(matcher) if isinstance(matcher, str) else matcher.priority
-                rank = ((_MAX_PRIORITY - priority) * 2 + (not allow)) * _ORDER + line
-            elif kind == 1:
-                rank = line
-            else:
-                rank = (not allow) * _ORDER + line
-            if isinstance(matcher, str):
-                current = best_by_prefix.get(matcher)
-                if current is None or rank < current[0]:
-                    best_by_prefix[matcher] = (rank, rule)
-            else:
-                wild.append((rank, matcher.needle, matcher, rule))
-        wild.sort(key=lambda item: item[0])
-        prefixes = sorted(best_by_prefix)
-        parents: list[int] = []
-        chain_best: list[tuple[int, RuleRecord]] = []
-        stack: list[int] = []
-        for i, prefix in enumerate(prefixes):
-            while stack and not prefix.startswith(prefixes[stack[-1]]):
-                stack.pop()
-            own = best_by_prefix[prefix]
-            if stack:
-                parent = stack[-1]
-                parents.append(parent)
-                inherited = chain_best[parent]
-                chain_best.append(inherited if inherited[0] < own[0] else own)
-            else:
-                parents.append(-1)
-                chain_best.append(own)
-            stack.append(i)
-        self._prefixes = prefixes
-        self._parents = parents
-        self._chain_best = chain_best
-        self._wild = wild
+    __slots__ = ("_best", "_kind", "_parents", "_prefixes", "_wild")
+
+    def __init__(
+        self,
+        plain_allow: Sequence[RuleRecord],
+        plain_disallow: Sequence[RuleRecord],
+        wild: Sequence[tuple[RuleRecord, Pattern]],
+        mode: str,
+    ) -> None:
+        kind = self._kind = _MODES[mode]
+        if kind == 1:
+            # first-match: the earliest line wins whatever it says.
+            newest_first = sorted((*plain_allow, *plain_disallow), reverse=True)
+            best = dict(zip(map(_PREFIX, newest_first), newest_first, strict=True))
+        else:
+            # most-specific and allow-first: on the same prefix Allow wins,
+            # then the earliest line.
+            disallow = plain_disallow[::-1]
+            allow = plain_allow[::-1]
+            best = dict(zip(map(_PREFIX, disallow), disallow, strict=True))
+            best.update(zip(map(_PREFIX, allow), allow, strict=True))
+        self._best: dict[str, RuleRecord] = best
+        self._prefixes = sorted(best)
+        self._parents: dict[int, int] = {}
+        ranked = [(_rank(kind, r[0], r[1], p.priority), p.needle, p, r) for r, p in wild]
+        ranked.sort(key=itemgetter(0))
+        self._wild = ranked
+
+    def _longest_prefix(self, text: str, end: int) -> int:
+        """Index of the longest prefix in ``prefixes[:end]`` that ``text`` starts with, or -1.
+
+        The greatest prefix not above ``text`` is either one, or shares a
+        beginning with it; the answer then starts that shared beginning, so
+        the search goes on with it, shorter each time.
+        """
+        prefixes = self._prefixes
+        while True:
+            i = bisect_right(prefixes, text, 0, end) - 1
+            if i < 0:
+                return -1
+            candidate = prefixes[i]
+            if text.startswith(candidate):
+                return i
+            text = commonprefix((candidate, text))  # noqa: RUF071 (strings, not file paths)
+            end = i
+
+    def _parent(self, i: int) -> int:
+        parent = self._parents.get(i)
+        if parent is None:
+            parent = self._parents[i] = self._longest_prefix(self._prefixes[i][:-1], i)
+        return parent
 
     def decide(self, path: str) -> RuleRecord | None:
         """The deciding rule for the normalised ``path``, or ``None`` if none matches."""
@@ -157,12 +181,24 @@ class RuleIndex:
         prefixes = self._prefixes
         if prefixes:
             i = bisect_right(prefixes, path) - 1
-            parents = self._parents
-            while i >= 0:
-                if path.startswith(prefixes[i]):
-                    best_rank, best = self._chain_best[i]
-                    break
-                i = parents[i]
+            while i >= 0 and not path.startswith(prefixes[i]):
+                i = self._parent(i)
+            if i >= 0:
+                kind = self._kind
+                best = self._best[prefixes[i]]
+                if kind == 0:
+                    # The longest prefix is the most specific plain rule.
+                    best_rank = _rank(0, best[0], best[1], len(best[3]))  # type: ignore[arg-type]
+                else:
+                    # Every prefix of the path lies on this chain.
+                    best_rank = _rank(kind, best[0], best[1], 0)
+                    i = self._parent(i)
+                    while i >= 0:
+                        other = self._best[prefixes[i]]
+                        rank = _rank(kind, other[0], other[1], 0)
+                        if rank < best_rank:
+                            best_rank, best = rank, other
+                        i = self._parent(i)
         for rank, needle, matcher, rule in self._wild:
             if rank >= best_rank:
                 break

@@ -218,8 +218,10 @@ def read_layout(data: bytes) -> FileLayout:
 
 
 # Bytes that a value may hold and still need no percent-normalisation, plus
-# what the line syntax itself uses (blanks, ``:``, ``#``, ``*`` and ``$``).
-_NEEDS_NORMALISING = re.compile(rb"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;= \t\v\f\n*$]")
+# what the line syntax uses between key and value (space, ``:``, ``#``), and
+# ``*`` and ``$``, which callers look for themselves. A space inside a value
+# does need normalising: callers check for it.
+_NEEDS_NORMALISING = re.compile(rb"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;= \n*$]")
 
 
 def member_items(body: bytes) -> tuple[list[tuple[bytes, bytes, bytes]], bool]:

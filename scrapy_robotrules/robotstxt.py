@@ -22,7 +22,7 @@ from .directives import (
     parse_request_rate,
     parse_window,
 )
-from .patterns import compile_matcher, resolve_value
+from .patterns import Pattern, compile_matcher, resolve_value
 from .precedence import MOST_SPECIFIC, Rule, RuleIndex, RuleRecord, as_rule, check_precedence
 from .reading import (
     BLANKS,
@@ -36,7 +36,7 @@ from .reading import (
 )
 from .urls import request_path
 
-__all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule"]
+__all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
 
 _ROBOTS_PATH = "/robots.txt"
 _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
@@ -53,13 +53,24 @@ class AgentLine(NamedTuple):
 class _Members:
     """A group's member lines, read."""
 
-    __slots__ = ("crawl_delay", "request_rates", "rules", "visit_times")
+    __slots__ = (
+        "crawl_delay",
+        "plain_allow",
+        "plain_disallow",
+        "request_rates",
+        "unmatchable",
+        "visit_times",
+        "wild",
+    )
 
     def __init__(self, raw: RawGroup, robots_url: str | None) -> None:
         # The hot loop of a first question to a large file: one tuple per
         # rule, plain values used as they are when the body needs no
-        # normalising.
-        rules: list[RuleRecord] = []
+        # normalising, and rules sorted by kind as they come.
+        plain_allow: list[RuleRecord] = []
+        plain_disallow: list[RuleRecord] = []
+        self.wild: list[tuple[RuleRecord, Pattern]] = []
+        self.unmatchable: list[RuleRecord] = []
         self.crawl_delay: float | None = None
         self.request_rates: list[RequestRate] = []
         self.visit_times: list[UtcWindow] = []
@@ -71,22 +82,34 @@ class _Members:
                 continue
             name = KEY_NAMES[key.lower()]
             raw_value = (value or value2).rstrip(BLANKS)
-            allow = name == "allow"
-            if allow or name == "disallow":
+            if name in ("disallow", "allow"):
                 if not raw_value:
                     continue  # SPEC 4: an empty value is no rule at all.
+                allow = name == "allow"
                 written = raw_value.decode("utf-8", "surrogateescape")
                 if (
                     not needs_normalising
                     and raw_value[:1] == b"/"
                     and b"*" not in raw_value
                     and b"$" not in raw_value
+                    and b" " not in raw_value
                 ):
-                    rules.append((line, allow, written, written))
+                    (plain_allow if allow else plain_disallow).append(
+                        (line, allow, written, written)
+                    )
                     continue
                 resolved = resolve_value(written, robots_url)
-                if resolved is not None:
-                    rules.append((line, allow, written, compile_matcher(resolved)))
+                if resolved is None:
+                    continue
+                matcher = compile_matcher(resolved)
+                if matcher is None:
+                    self.unmatchable.append((line, allow, written, None))
+                elif isinstance(matcher, str):
+                    (plain_allow if allow else plain_disallow).append(
+                        (line, allow, written, matcher)
+                    )
+                else:
+                    self.wild.append(((line, allow, written, matcher), matcher))
                 continue
             text = raw_value.decode("utf-8", "surrogateescape")
             if name == "crawl-delay":
@@ -101,7 +124,8 @@ class _Members:
                 window = parse_window(text)
                 if window is not None:
                     self.visit_times.append(window)
-        self.rules = rules
+        self.plain_allow = plain_allow
+        self.plain_disallow = plain_disallow
 
 
 class Group:
@@ -170,7 +194,7 @@ class Decision:
             return f"{verdict}: {self.note}"
         if self.rule is not None:
             return f"{verdict} by {self.rule}"
-        if _is_robots_path(self.path):
+        if is_robots_path(self.path):
             return f"{verdict}: /robots.txt itself is always allowed"
         if not self.groups:
             return f"{verdict}: no group applies to {product_token(self.agent) or '(empty)'!r}"
@@ -181,7 +205,7 @@ class Decision:
         return self.reason
 
 
-def _is_robots_path(path: str) -> bool:
+def is_robots_path(path: str) -> bool:
     return path.startswith(_ROBOTS_PATH) and (
         len(path) == len(_ROBOTS_PATH) or path[len(_ROBOTS_PATH)] == "?"
     )
@@ -266,8 +290,16 @@ class RobotsTxt:
         chosen = self._selected(agent, agent_match)
         index = self._indexes.get((chosen, precedence))
         if index is None:
-            rules = [r for i in chosen for r in self.groups[i].members(self.url).rules]
-            index = self._indexes[chosen, precedence] = RuleIndex(rules, precedence)
+            members = [self.groups[i].members(self.url) for i in chosen]
+            if len(members) == 1:
+                plain_allow, plain_disallow = members[0].plain_allow, members[0].plain_disallow
+                wild = members[0].wild
+            else:
+                plain_allow = [r for m in members for r in m.plain_allow]
+                plain_disallow = [r for m in members for r in m.plain_disallow]
+                wild = [w for m in members for w in m.wild]
+            index = RuleIndex(plain_allow, plain_disallow, wild, precedence)
+            self._indexes[chosen, precedence] = index
         if len(self._views) >= _MAX_VIEWS:
             self._views.clear()  # Bound the memory of callers that vary the agent.
         self._views[key] = index
@@ -285,7 +317,7 @@ class RobotsTxt:
         if index is None:
             index = self._index(agent, precedence, agent_match)
         path = request_path(url)
-        if path.startswith(_ROBOTS_PATH) and _is_robots_path(path):
+        if path.startswith(_ROBOTS_PATH) and is_robots_path(path):
             return True
         found = index.decide(path)
         return found is None or found[1]
@@ -301,7 +333,7 @@ class RobotsTxt:
         index = self._index(agent, precedence, agent_match)
         groups = [self.groups[i] for i in self._selected(agent, agent_match)]
         path = request_path(url)
-        found = None if _is_robots_path(path) else index.decide(path)
+        found = None if is_robots_path(path) else index.decide(path)
         rule = None if found is None else as_rule(found)
         allowed = rule is None or rule.allow
         return Decision(allowed, rule, groups, url, path, agent, precedence, agent_match)

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from .fetch_policy import Outcome
-from .robotstxt import Decision, RobotsTxt
+from .robotstxt import Decision, RobotsTxt, is_robots_path
+from .urls import request_path
 
 __all__ = ["Entry", "MemoryStore", "RulesStore"]
 
@@ -33,6 +34,8 @@ class Entry:
         status: int | None = None,
         url: str | None = None,
     ) -> None:
+        if outcome is Outcome.RULES and robots is None:
+            raise ValueError("an entry with outcome 'rules' needs the parsed robots.txt")
         self.origin = origin
         self.outcome = outcome
         self.robots = robots
@@ -51,6 +54,8 @@ class Entry:
         """The decision for ``url``; an unreachable origin keeps earlier rules if it has them."""
         if self.robots is not None and self.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
             return self.robots.explain(url, agent, precedence, agent_match)
+        if is_robots_path(request_path(url)):
+            return _EMPTY.explain(url, agent, precedence, agent_match)
         allowed = self.outcome is Outcome.ALLOW_ALL
         status = f"HTTP {self.status}" if self.status is not None else "no answer"
         notes = {
@@ -65,7 +70,10 @@ class Entry:
     def allowed(self, url: str, agent: str, precedence: str, agent_match: str) -> bool:
         if self.robots is not None and self.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
             return self.robots.allowed(url, agent, precedence, agent_match)
-        return self.outcome is Outcome.ALLOW_ALL
+        return self.outcome is Outcome.ALLOW_ALL or is_robots_path(request_path(url))
+
+
+_EMPTY = RobotsTxt.parse(b"")
 
 
 class RulesStore(Protocol):
