@@ -7,6 +7,8 @@ from Scrapy or Twisted. The Scrapy classes are loaded on first access, so
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .database import RobotRules
 from .directives import RequestRate, UtcWindow
 from .fetch_policy import Outcome
@@ -29,3 +31,33 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# The Scrapy layer, imported on first access (PEP 562): importing the engine
+# must not import Scrapy or Twisted.
+_SCRAPY_LAYER = {
+    "Addon": ".addon",
+    "RobotParser": ".robotparser",
+    "RobotRulesExtension": ".extension",
+    "RobotRulesMiddleware": ".middleware",
+}
+
+if TYPE_CHECKING:
+    from .addon import Addon as Addon
+    from .extension import RobotRulesExtension as RobotRulesExtension
+    from .middleware import RobotRulesMiddleware as RobotRulesMiddleware
+    from .robotparser import RobotParser as RobotParser
+
+
+def __getattr__(name: str) -> object:
+    module = _SCRAPY_LAYER.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SCRAPY_LAYER})

@@ -91,7 +91,7 @@ def origin_of(url: str) -> str:
     Raises ``ValueError`` with a readable message when ``url`` has no origin.
     """
     try:
-        parts = urlsplit(url.strip())
+        parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
         raise ValueError(f"cannot tell the origin of {url!r}: {exc}") from None

@@ -94,7 +94,7 @@ def test_merged_groups_rank_across_groups() -> None:
 @pytest.mark.parametrize("bad", ["longest", "MOST-SPECIFIC", ""])
 def test_unknown_mode_is_a_clear_error(bad: str) -> None:
     robots = RobotsTxt.parse("User-agent: *\nDisallow: /\n")
-    with pytest.raises(ValueError, match="most-specific.*first-match.*allow-first"):
+    with pytest.raises(ValueError, match=r"most-specific.*first-match.*allow-first"):
         robots.allowed("/", "bot", bad)
     with pytest.raises(ValueError, match="precedence must be one of"):
         RobotRules("bot", precedence=bad)

@@ -1,0 +1,50 @@
+"""The add-on: ``ADDONS = {"scrapy_robotrules.Addon": 0}`` is all a project needs.
+
+It puts :class:`~scrapy_robotrules.RobotRulesMiddleware` where Scrapy's
+``RobotsTxtMiddleware`` sits (priority 100), turns the built-in off and
+enables :class:`~scrapy_robotrules.RobotRulesExtension`. If the project
+moved the built-in, the middleware takes its place there. A priority (or
+``None``) the project gave either class of this package itself stays as it
+is. ``ROBOTSTXT_OBEY`` remains the switch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.utils.misc import load_object
+
+from .extension import RobotRulesExtension
+from .middleware import RobotRulesMiddleware
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["Addon"]
+
+BUILTIN_PRIORITY = 100
+"""Where Scrapy's RobotsTxtMiddleware sits in DOWNLOADER_MIDDLEWARES_BASE."""
+EXTENSION_PRIORITY = 0
+
+
+def _priority_of(settings: BaseSettings, name: str, cls: type) -> int | None:
+    """The priority of ``cls`` in the ``name`` setting merged with its base; ``None`` if off."""
+    for key, value in settings.get_component_priority_dict_with_base(name).items():
+        if load_object(key) is cls:
+            return int(value)
+    return None
+
+
+class Addon:
+    """Swaps Scrapy's robots.txt middleware for this package's middleware and extension."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        name = "DOWNLOADER_MIDDLEWARES"
+        builtin = _priority_of(settings, name, RobotsTxtMiddleware)
+        priority = builtin if builtin is not None else BUILTIN_PRIORITY
+        settings.setdefault_in_component_priority_dict(name, RobotRulesMiddleware, priority)
+        settings.set_in_component_priority_dict(name, RobotsTxtMiddleware, None)
+        settings.setdefault_in_component_priority_dict(
+            "EXTENSIONS", RobotRulesExtension, EXTENSION_PRIORITY
+        )

@@ -1,0 +1,594 @@
+"""One robots.txt per origin, fetched through the engine, and a decision for every request.
+
+This is SPEC 8 for a running crawl, kept apart from the middleware so that
+any Scrapy component can ask for decisions: :meth:`RobotsManager.decide`
+waits for an origin's rules, :meth:`RobotsManager.decide_now` never waits.
+
+Per origin (scheme, host, port) there is at most one fetch at a time, and
+every request that needs that origin's rules waits on it, then gets the
+decision of the file itself. After a fetch:
+
+- rules, no robots.txt (4xx) or a refusal (401/403 with
+  ``ROBOTRULES_UNAUTHORIZED = "disallow"``): kept in the crawler's
+  :class:`~scrapy_robotrules.RobotRules` until they go stale, then fetched
+  again in the background while the stale rules go on deciding;
+- unreachable (429, 5xx, network errors): requests are held and robots.txt
+  is fetched again with back-off (``ROBOTRULES_RETRY_DELAY``, doubling, at
+  most 600 s); rules fetched earlier, if any, decide meanwhile. An origin
+  unreachable for ``ROBOTRULES_UNREACHABLE_TIMEOUT`` seconds has its held
+  requests dropped with :class:`RobotsTxtUnreachable`, as are its new ones
+  until a fetch succeeds.
+
+What the fetch outcomes mean comes from :mod:`.fetch_policy` only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urljoin, urlsplit
+
+from scrapy import Request
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.asyncio import call_later
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
+from w3lib.url import safe_url_string
+
+from . import signals
+from .database import RobotRules
+from .directives import RequestRate
+from .fetch_policy import (
+    MAX_REDIRECTS,
+    Outcome,
+    freshness_lifetime,
+    outcome_for_status,
+    retry_delay,
+)
+from .robotparser import RobotParser
+from .robotstxt import Decision, RobotsTxt, is_robots_path
+from .settings import MAX_RETRY_DELAY, RobotRulesConfig
+from .urls import origin_of, request_path
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
+    from scrapy.utils.asyncio import CallLaterResult
+
+    from .stores import Entry
+
+__all__ = ["ROBOTS_PRIORITY", "RobotsManager", "RobotsTxtUnreachable"]
+
+logger = logging.getLogger(__name__)
+
+ROBOTS_PRIORITY = 1000
+"""Priority of robots.txt requests, as Scrapy's own middleware gives them."""
+
+STATS_PREFIX = "robotrules/"
+_UNCHECKED_SCHEMES = ("data", "file")
+_EMPTY = RobotsTxt.parse(b"")
+
+
+class RobotsTxtUnreachable(IgnoreRequest):
+    """A request dropped because its origin's robots.txt stayed unreachable too long."""
+
+    def __init__(self, origin: str, seconds: float, error: str) -> None:
+        self.origin = origin
+        self.seconds = seconds
+        self.error = error
+        super().__init__(
+            f"robots.txt unreachable: {origin}/robots.txt could not be fetched"
+            f" for {seconds:.1f} s ({error})"
+        )
+
+
+class _Politeness(NamedTuple):
+    """What an origin's rules ask of the crawler's pace."""
+
+    crawl_delay: float | None
+    rate: RequestRate | None
+
+    def delay(self, now: dt.datetime) -> float:
+        delays = [self.crawl_delay or 0.0]
+        if self.rate is not None and (self.rate.window is None or now in self.rate.window):
+            delays.append(self.rate.delay)
+        return max(delays)
+
+
+class _Fetched(NamedTuple):
+    """How a fetch ended: the final response, or the error that stopped it."""
+
+    response: Response | None
+    url: str
+    error: BaseException | None
+
+
+class _Origin:
+    """The fetch state of one origin: the fetch under way, who waits, how it failed."""
+
+    __slots__ = (
+        "failures",
+        "fetching",
+        "last_error",
+        "name",
+        "retry_call",
+        "robots_url",
+        "timeout_call",
+        "trigger",
+        "unreachable_since",
+        "waiters",
+    )
+
+    def __init__(self, name: str, trigger: Request) -> None:
+        self.name = name
+        self.robots_url = f"{name}/robots.txt"
+        self.trigger = trigger
+        """The latest request that needed this origin: robots.txt fetches copy its meta."""
+        self.fetching = False
+        self.waiters: list[Deferred[Entry | None]] = []
+        self.failures = 0
+        self.unreachable_since: float | None = None
+        self.last_error = ""
+        self.retry_call: CallLaterResult | None = None
+        self.timeout_call: CallLaterResult | None = None
+
+    @property
+    def idle(self) -> bool:
+        return not (self.fetching or self.waiters or self.retry_call or self.timeout_call)
+
+    def cancel_timers(self) -> None:
+        for call in (self.retry_call, self.timeout_call):
+            if call is not None:
+                call.cancel()
+        self.retry_call = self.timeout_call = None
+
+
+class RobotsManager:
+    """robots.txt for one crawler: the rules database, the fetches, the decisions, the stats."""
+
+    _ATTRIBUTE = "_robotrules_manager"
+
+    def __init__(self, crawler: Crawler, config: RobotRulesConfig) -> None:
+        self.crawler = crawler
+        self.config = config
+        self.db = RobotRules(
+            config.user_agent,
+            config.precedence,
+            config.agent_match,
+            config.cache_size,
+            max_size=config.max_size,
+        )
+        self.stats: StatsCollector = crawler.stats
+        self.fetches = 0
+        """robots.txt fetches completed, whatever their outcome."""
+        self.slowest: tuple[float, str] | None = None
+        """The longest fetch so far: seconds, robots.txt URL."""
+        self._origins: dict[str, _Origin] = {}
+        self._politeness: dict[str, _Politeness] = {}
+        self._running: set[Deferred[None]] = set()
+        self._waiting = 0
+
+    @classmethod
+    def for_crawler(cls, crawler: Crawler) -> RobotsManager:
+        """The manager of ``crawler``, created (settings checked) on first use."""
+        manager = getattr(crawler, cls._ATTRIBUTE, None)
+        if not isinstance(manager, RobotsManager):
+            manager = cls(crawler, RobotRulesConfig.from_crawler(crawler))
+            setattr(crawler, cls._ATTRIBUTE, manager)
+        return manager
+
+    # Deciding.
+
+    def checks(self, request: Request) -> bool:
+        """Whether robots.txt has a say on ``request`` at all."""
+        if request.meta.get("dont_obey_robotstxt"):
+            return False
+        parsed = urlparse_cached(request)
+        return parsed.scheme not in _UNCHECKED_SCHEMES and bool(parsed.hostname)
+
+    def decide_now(self, request: Request) -> Decision | None:
+        """The decision on ``request`` if it can be made now, else ``None``.
+
+        ``None`` means the origin's rules are not at hand: their fetch is
+        started (or under way), and :meth:`decide` would wait for it.
+        Raises :class:`RobotsTxtUnreachable` when the origin has been
+        unreachable for longer than ``ROBOTRULES_UNREACHABLE_TIMEOUT``.
+        """
+        url = request.url
+        if is_robots_path(request_path(url)):
+            return self._robots_path_decision(url)
+        return self._decide(origin_of(url), url, request, self.db.entry(url))
+
+    async def decide(self, request: Request) -> Decision:
+        """The decision on ``request``, once its origin's rules are at hand.
+
+        Fresh rules decide at once; stale rules decide while fresh ones are
+        fetched in the background; with none, this waits for the fetch.
+        Raises :class:`RobotsTxtUnreachable` as :meth:`decide_now` does,
+        including for requests held until the timeout passed.
+        """
+        url = request.url
+        if is_robots_path(request_path(url)):
+            return self._robots_path_decision(url)
+        origin = origin_of(url)
+        entry = self.db.entry(url)
+        while True:
+            decision = self._decide(origin, url, request, entry)
+            if decision is not None:
+                return decision
+            # What woke this request is the entry to decide with, even if the
+            # database has dropped it again since (eviction).
+            entry = await self._wait(self._origins[origin])
+
+    def _robots_path_decision(self, url: str) -> Decision:
+        # SPEC 4: /robots.txt itself is always allowed; no need to wait for it.
+        return _EMPTY.explain(url, self.db.agent, self.db.precedence, self.db.agent_match)
+
+    def _state(self, origin: str, request: Request) -> _Origin:
+        state = self._origins.get(origin)
+        if state is None:
+            state = self._origins[origin] = _Origin(origin, request)
+        return state
+
+    def _decide(
+        self, origin: str, url: str, request: Request, entry: Entry | None
+    ) -> Decision | None:
+        if entry is None:
+            self._fetch(self._state(origin, request), request)
+            return None
+        now = self.db.clock()
+        stale = not entry.is_fresh(now)
+        if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
+            if stale:
+                self._fetch(self._state(origin, request), request, refresh=True)
+            return entry.explain(url, self.db.agent, self.db.precedence, self.db.agent_match)
+        # Unreachable and no earlier rules: the origin is disallowed for now.
+        state = self._state(origin, request)
+        state.trigger = request
+        since = state.unreachable_since if state.unreachable_since is not None else entry.fetched_at
+        if stale:
+            self._fetch(state, request)
+        elif not state.fetching and state.retry_call is None:
+            state.retry_call = call_later(max(entry.fresh_until - now, 0.0), self._retry, state)
+        if now - since >= self.config.unreachable_timeout:
+            raise RobotsTxtUnreachable(origin, now - since, state.last_error or "no answer")
+        if state.timeout_call is None:
+            wait = since + self.config.unreachable_timeout - now
+            state.timeout_call = call_later(wait, self._give_up, state)
+        return None
+
+    async def _wait(self, state: _Origin) -> Entry | None:
+        waiter: Deferred[Entry | None] = Deferred()
+        state.waiters.append(waiter)
+        self._waiting += 1
+        self.stats.max_value(f"{STATS_PREFIX}waiting/max", self._waiting)
+        try:
+            return await maybe_deferred_to_future(waiter)
+        finally:
+            self._waiting -= 1
+            if waiter in state.waiters:
+                state.waiters.remove(waiter)
+
+    @staticmethod
+    def _wake(waiters: list[Deferred[Entry | None]], entry: Entry | None) -> None:
+        # Each waiter has its own Deferred: one shared by many would hand
+        # the later ones whatever the earlier ones' callbacks returned.
+        for waiter in waiters:
+            if not waiter.called:
+                waiter.callback(entry)
+
+    def _retry(self, state: _Origin) -> None:
+        state.retry_call = None
+        if state.waiters:
+            self._fetch(state, state.trigger)
+
+    def _give_up(self, state: _Origin) -> None:
+        state.timeout_call = None
+        waiters, state.waiters = state.waiters, []
+        if waiters:
+            logger.warning(
+                "robots.txt unreachable: dropping %(count)d requests for %(origin)s,"
+                " held for %(timeout)s s (%(error)s)",
+                {
+                    "count": len(waiters),
+                    "origin": state.name,
+                    "timeout": self.config.unreachable_timeout,
+                    "error": state.last_error or "no answer",
+                },
+                extra={"spider": self.crawler.spider},
+            )
+        self._wake(waiters, self.db.entry(state.robots_url))
+        self._forget_if_idle(state)
+
+    # Fetching.
+
+    def _fetch(self, state: _Origin, request: Request, *, refresh: bool = False) -> None:
+        """Start fetching the robots.txt of ``state``, unless a fetch is under way."""
+        state.trigger = request
+        if state.fetching:
+            return
+        state.fetching = True
+        if state.retry_call is not None:
+            state.retry_call.cancel()
+            state.retry_call = None
+        if refresh:
+            self._inc("refreshed")
+        # On the next turn of the loop, so that whoever asked is waiting
+        # before the fetch can end.
+        call_later(0, self._launch, state)
+
+    def _launch(self, state: _Origin) -> None:
+        running = deferred_from_coro(self._run_fetch(state))
+        self._running.add(running)
+        running.addBoth(lambda _: self._running.discard(running))
+
+    async def _run_fetch(self, state: _Origin) -> None:
+        trigger = state.trigger
+        started = time.monotonic()
+        entry: Entry | None = None
+        try:
+            try:
+                fetched = await self._download(state.robots_url, trigger)
+                entry = self._store(state, fetched)
+            except Exception as exc:  # a bug, not the network: still never "allow all"
+                logger.error(
+                    "Error fetching %(url)s",
+                    {"url": state.robots_url},
+                    exc_info=True,
+                    extra={"spider": self.crawler.spider},
+                )
+                detail = f"{type(exc).__name__}: {exc}"
+                entry = self._store_unreachable(state, None, state.robots_url, detail)
+            seconds = time.monotonic() - started
+            self.fetches += 1
+            if self.slowest is None or seconds > self.slowest[0]:
+                self.slowest = (seconds, state.robots_url)
+            self.stats.set_value(f"{STATS_PREFIX}origins", len(self.db))
+            self.stats.set_value(f"{STATS_PREFIX}evicted", self.db.evicted)
+            self._update_politeness(state, entry)
+            await self._send_signals(state, entry, trigger)
+        finally:
+            state.fetching = False
+            waiters, state.waiters = state.waiters, []
+            self._wake(waiters, entry)
+            self._forget_if_idle(state)
+
+    async def _send_signals(self, state: _Origin, entry: Entry, trigger: Request) -> None:
+        fetched_robots = entry.robots if entry.outcome is Outcome.RULES else None
+        if fetched_robots is not None:
+            parser = RobotParser(
+                fetched_robots, precedence=self.db.precedence, agent_match=self.db.agent_match
+            )
+            await self.crawler.signals.send_catch_log_async(
+                signal=scrapy_signals.robots_parsed, robotparser=parser, request=trigger
+            )
+        await self.crawler.signals.send_catch_log_async(
+            signal=signals.robotrules_fetched,
+            origin=state.name,
+            robots=fetched_robots,
+            outcome=entry.outcome,
+            status=entry.status,
+            request=trigger,
+        )
+
+    def _robots_request(self, url: str, trigger: Request) -> Request:
+        meta: dict[str, Any] = {
+            "dont_obey_robotstxt": True,
+            # Redirects are followed here, to count them (SPEC 8: at most 5).
+            "dont_redirect": True,
+            # Wherever robots.txt redirects to, it is no offsite request.
+            "allow_offsite": True,
+        }
+        for key in ("proxy", "download_slot"):
+            if key in trigger.meta:
+                meta[key] = trigger.meta[key]
+        return Request(url, priority=ROBOTS_PRIORITY, meta=meta, callback=NO_CALLBACK)
+
+    async def _download(self, robots_url: str, trigger: Request) -> _Fetched:
+        """Fetch ``robots_url`` through the engine, following up to 5 redirects."""
+        url = robots_url
+        for hop in range(MAX_REDIRECTS + 1):
+            self._inc("request_count")
+            try:
+                response = await self.crawler.engine.download_async(
+                    self._robots_request(url, trigger)
+                )
+            except Exception as exc:
+                self._inc(f"exception_count/{type(exc).__name__}")
+                return _Fetched(None, url, exc)
+            self._inc(f"response_status_count/{response.status}")
+            location = response.headers.get(b"Location")
+            if not (300 <= response.status < 400 and location and hop < MAX_REDIRECTS):
+                # More than 5 redirects leaves a 3xx here: no robots.txt (SPEC 8).
+                return _Fetched(response, url, None)
+            target = urljoin(url, safe_url_string(location))
+            if urlsplit(target).scheme not in ("http", "https"):
+                return _Fetched(response, url, None)
+            logger.debug(
+                "robots.txt redirect (%(status)d) to %(target)s from %(url)s",
+                {"status": response.status, "target": target, "url": url},
+                extra={"spider": self.crawler.spider},
+            )
+            url = target
+        raise AssertionError("unreachable: the last hop always returns")  # pragma: no cover
+
+    def _store(self, state: _Origin, fetched: _Fetched) -> Entry:
+        """Record what the fetch means for the origin (fetch_policy decides)."""
+        response = fetched.response
+        if response is None:
+            error = fetched.error
+            detail = f"{type(error).__name__}: {error}" if error is not None else "no answer"
+            return self._store_unreachable(state, None, fetched.url, detail)
+        status = response.status
+        outcome = outcome_for_status(status, unauthorized=self.config.unauthorized)
+        if outcome is Outcome.UNREACHABLE:
+            return self._store_unreachable(state, status, fetched.url, f"HTTP {status}")
+        now = self.db.clock()
+        headers = {
+            key.decode("latin-1"): value.decode("latin-1")
+            for key in response.headers
+            if (value := response.headers.get(key)) is not None
+        }
+        lifetime = freshness_lifetime(headers, max_age=self.config.max_age, now=now)
+        robots = None
+        if outcome is Outcome.RULES:
+            robots = RobotsTxt.parse(response.body, state.robots_url, max_size=self.db.max_size)
+        entry = self.db.put(
+            state.robots_url,
+            outcome,
+            robots,
+            fresh_until=now + lifetime,
+            status=status,
+            final_url=fetched.url,
+        )
+        if state.unreachable_since is not None:
+            logger.info(
+                "robots.txt of %(origin)s reachable again after %(seconds).1f s",
+                {"origin": state.name, "seconds": now - state.unreachable_since},
+                extra={"spider": self.crawler.spider},
+            )
+        state.failures = 0
+        state.unreachable_since = None
+        state.last_error = ""
+        state.cancel_timers()
+        logger.debug(
+            "robots.txt of %(origin)s: %(outcome)s (HTTP %(status)d), fresh for %(lifetime).0f s",
+            {"origin": state.name, "outcome": outcome, "status": status, "lifetime": lifetime},
+            extra={"spider": self.crawler.spider},
+        )
+        return entry
+
+    def _store_unreachable(
+        self, state: _Origin, status: int | None, url: str, detail: str
+    ) -> Entry:
+        now = self.db.clock()
+        previous = self.db.entry(state.robots_url)
+        earlier = previous.robots if previous is not None else None
+        state.failures += 1
+        state.last_error = detail
+        wait = retry_delay(state.failures, base=self.config.retry_delay, cap=MAX_RETRY_DELAY)
+        entry = self.db.put(
+            state.robots_url,
+            Outcome.UNREACHABLE,
+            earlier,
+            fresh_until=now + wait,
+            status=status,
+            final_url=url,
+        )
+        held = (
+            "its earlier rules decide meanwhile" if earlier is not None else "its requests are held"
+        )
+        if state.unreachable_since is None:
+            state.unreachable_since = now
+            self._inc("origins/unreachable")
+            logger.warning(
+                "robots.txt unreachable: %(url)s (%(detail)s); %(held)s, next try in %(wait).1f s",
+                {"url": state.robots_url, "detail": detail, "held": held, "wait": wait},
+                extra={"spider": self.crawler.spider},
+            )
+        else:
+            logger.info(
+                "robots.txt still unreachable: %(url)s (%(detail)s, %(failures)d tries);"
+                " next try in %(wait).1f s",
+                {
+                    "url": state.robots_url,
+                    "detail": detail,
+                    "failures": state.failures,
+                    "wait": wait,
+                },
+                extra={"spider": self.crawler.spider},
+            )
+        return entry
+
+    def _forget_if_idle(self, state: _Origin) -> None:
+        """Drop the state of an origin that needs none (unreachable ones keep their back-off)."""
+        if state.idle and state.unreachable_since is None:
+            self._origins.pop(state.name, None)
+
+    # Politeness.
+
+    def _update_politeness(self, state: _Origin, entry: Entry) -> None:
+        if not self.config.crawl_delay:
+            return
+        robots = entry.robots
+        politeness = None
+        if robots is not None:
+            agent, agent_match = self.db.agent, self.db.agent_match
+            crawl_delay = robots.crawl_delay(agent, agent_match)
+            rate = robots.request_rate(agent, agent_match)
+            if crawl_delay is not None or rate is not None:
+                politeness = _Politeness(crawl_delay, rate)
+        if politeness is None:
+            self._politeness.pop(state.name, None)
+            return
+        self._politeness.pop(state.name, None)
+        self._politeness[state.name] = politeness
+        while len(self._politeness) > self.config.cache_size:
+            del self._politeness[next(iter(self._politeness))]
+        self.apply_crawl_delay(state.trigger)
+
+    def crawl_delay(self, request: Request) -> float | None:
+        """Seconds to keep between requests to the origin of ``request``, if its rules ask."""
+        if not self._politeness:
+            return None
+        try:
+            politeness = self._politeness.get(origin_of(request.url))
+        except ValueError:
+            return None
+        if politeness is None:
+            return None
+        delay = min(politeness.delay(dt.datetime.now(dt.timezone.utc)), self.config.max_crawl_delay)
+        return delay if delay > 0 else None
+
+    def apply_crawl_delay(self, request: Request) -> None:
+        """Make the download slot of ``request`` keep its origin's Crawl-delay, as a floor.
+
+        The slot's random jitter is allowed for, so that even the shortest
+        gap keeps to the delay. Only ever raises the slot's delay: what
+        AutoThrottle or ``DOWNLOAD_DELAY`` ask for above it stays.
+        """
+        delay = self.crawl_delay(request)
+        engine = self.crawler._engine
+        if delay is None or engine is None:
+            return
+        downloader = engine.downloader
+        slot = downloader.slots.get(downloader.get_slot_key(request))
+        if slot is None:
+            return
+        jitter = float(getattr(slot, "jitter", 0.0))
+        floor = delay / (1.0 - jitter) if 0.0 < jitter < 1.0 else delay
+        if slot.delay < floor:
+            slot.delay = floor
+            self._inc("crawl_delay/applied")
+
+    # Reporting.
+
+    def _inc(self, key: str) -> None:
+        self.stats.inc_value(f"{STATS_PREFIX}{key}")
+
+    def count(self, verdict: str) -> None:
+        """Count a checked request: ``allowed``, ``forbidden`` or ``unreachable``."""
+        self._inc(verdict)
+
+    def summary(self) -> str:
+        """One line on the crawl's robots.txt: origins, fetches, drops, slowest file."""
+        stats = self.stats
+
+        def value(key: str) -> int:
+            return int(stats.get_value(f"{STATS_PREFIX}{key}", 0))
+
+        text = (
+            f"robots.txt: {len(self.db)} origins held, {self.fetches} fetches,"
+            f" {value('forbidden')} requests forbidden,"
+            f" {value('unreachable')} dropped as unreachable"
+        )
+        if self.slowest is not None:
+            seconds, url = self.slowest
+            text += f"; slowest robots.txt: {url} ({seconds:.2f} s)"
+        return text

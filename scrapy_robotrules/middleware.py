@@ -1,0 +1,68 @@
+"""The downloader middleware: every request asks its origin's robots.txt first.
+
+It takes the place of Scrapy's ``RobotsTxtMiddleware`` (priority 100).
+``ROBOTSTXT_OBEY`` turns it on; ``meta={"dont_obey_robotstxt": True}``
+lets one request through unchecked; ``data:`` and ``file:`` URLs are never
+checked. A request robots.txt does not allow is dropped with
+``IgnoreRequest``, whose message says why: the deciding rule and its line,
+or that robots.txt stayed unreachable.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+
+from .manager import RobotsManager, RobotsTxtUnreachable
+
+if TYPE_CHECKING:
+    # typing.Self requires Python 3.11
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+__all__ = ["RobotRulesMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+
+class RobotRulesMiddleware:
+    """Decides each request by its origin's robots.txt, waiting for the file if need be."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured
+        self.crawler = crawler
+        self.manager = RobotsManager.for_crawler(crawler)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def process_request(self, request: Request) -> None:
+        manager = self.manager
+        if not manager.checks(request):
+            return
+        try:
+            decision = await manager.decide(request)
+        except RobotsTxtUnreachable as exc:
+            manager.count("unreachable")
+            logger.debug(
+                "Dropped %(request)s: %(reason)s",
+                {"request": request, "reason": exc},
+                extra={"spider": self.crawler.spider},
+            )
+            raise
+        if decision.allowed:
+            manager.count("allowed")
+            manager.apply_crawl_delay(request)
+            return
+        manager.count("forbidden")
+        logger.debug(
+            "Forbidden by robots.txt: %(request)s %(reason)s",
+            {"request": request, "reason": decision.reason},
+            extra={"spider": self.crawler.spider},
+        )
+        raise IgnoreRequest(f"Forbidden by robots.txt: {decision.reason}")

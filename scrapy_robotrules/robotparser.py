@@ -1,0 +1,61 @@
+"""The rules engine behind Scrapy's parser interface (``ROBOTSTXT_PARSER``).
+
+``ROBOTSTXT_PARSER = "scrapy_robotrules.RobotParser"`` gives Scrapy's own
+``RobotsTxtMiddleware`` this package's parsing and matching (precedence and
+agent matching from the ``ROBOTRULES_*`` settings), while it keeps its own
+fetching. The middleware of this package sends its ``robots_parsed`` signal
+with one of these too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.robotstxt import RobotParser as ScrapyRobotParser
+from scrapy.utils.python import to_unicode
+
+from .agents import TOKEN
+from .precedence import MOST_SPECIFIC
+from .robotstxt import Decision, RobotsTxt
+from .settings import RobotRulesConfig
+
+if TYPE_CHECKING:
+    # typing.Self requires Python 3.11
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+__all__ = ["RobotParser"]
+
+
+class RobotParser(ScrapyRobotParser):
+    """A parsed robots.txt answering Scrapy's questions; ``robots`` is the file itself."""
+
+    def __init__(
+        self, robots: RobotsTxt, *, precedence: str = MOST_SPECIFIC, agent_match: str = TOKEN
+    ) -> None:
+        self.robots = robots
+        self.precedence = precedence
+        self.agent_match = agent_match
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
+        config = RobotRulesConfig.from_crawler(crawler)
+        robots = RobotsTxt.parse(robotstxt_body, max_size=config.max_size)
+        return cls(robots, precedence=config.precedence, agent_match=config.agent_match)
+
+    def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
+        return self.robots.allowed(
+            to_unicode(url), to_unicode(user_agent), self.precedence, self.agent_match
+        )
+
+    def explain(self, url: str | bytes, user_agent: str | bytes) -> Decision:
+        """The decision for ``url`` with the rule and line behind it."""
+        return self.robots.explain(
+            to_unicode(url), to_unicode(user_agent), self.precedence, self.agent_match
+        )
+
+    def crawl_delay(self, user_agent: str | bytes) -> float | None:
+        return self.robots.crawl_delay(to_unicode(user_agent), self.agent_match)
+
+    def __repr__(self) -> str:
+        return f"<RobotParser {self.robots!r} {self.precedence} {self.agent_match}>"

@@ -1,0 +1,217 @@
+"""The ``ROBOTRULES_*`` settings: their defaults, and one validated view of them per crawler.
+
+Every setting is read and checked once, when the crawl starts, so a bad
+value stops the crawl before any request with one message that names the
+setting and what it accepts. Durations are seconds; floats are accepted, and
+so are strings such as ``-s ROBOTRULES_RETRY_DELAY=2.5`` on the command line.
+
+The crawler's name in robots.txt (its product token, SPEC 3) comes from the
+first of: the spider's ``robotrules_user_agent`` attribute,
+``ROBOTRULES_USER_AGENT``, ``ROBOTSTXT_USER_AGENT``, the spider's
+``user_agent`` attribute, ``USER_AGENT``. The spider's
+``robotrules_precedence`` attribute likewise overrides
+``ROBOTRULES_PRECEDENCE``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .agents import AGENT_MATCH_STYLES, TOKEN, product_token
+from .fetch_policy import DEFAULT_MAX_AGE, UNAUTHORIZED_CHOICES
+from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from .reading import DEFAULT_MAX_SIZE
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+__all__ = ["DEFAULTS", "RobotRulesConfig", "RobotRulesSettingError"]
+
+DEFAULTS: dict[str, Any] = {
+    "ROBOTRULES_PRECEDENCE": MOST_SPECIFIC,
+    "ROBOTRULES_AGENT_MATCH": TOKEN,
+    "ROBOTRULES_USER_AGENT": None,
+    "ROBOTRULES_MAX_SIZE": DEFAULT_MAX_SIZE,
+    "ROBOTRULES_UNAUTHORIZED": "allow",
+    "ROBOTRULES_RETRY_DELAY": 5.0,
+    "ROBOTRULES_UNREACHABLE_TIMEOUT": 300.0,
+    "ROBOTRULES_MAX_AGE": DEFAULT_MAX_AGE,
+    "ROBOTRULES_CACHE_SIZE": 100_000,
+    "ROBOTRULES_CRAWL_DELAY": True,
+    "ROBOTRULES_MAX_CRAWL_DELAY": 60.0,
+}
+"""Every setting this package reads, with its default."""
+
+MAX_RETRY_DELAY = 600.0
+"""The back-off between fetches of an unreachable robots.txt never exceeds this."""
+
+
+class RobotRulesSettingError(ValueError):
+    """A ``ROBOTRULES_*`` setting (or spider attribute) has a value that cannot be used.
+
+    A ``ValueError``: Scrapy reports it, with this message as the last line
+    of the traceback, and the crawl does not start.
+    """
+
+
+@dataclass(frozen=True)
+class RobotRulesConfig:
+    """The settings of one crawl, checked. Build it with :meth:`from_crawler`."""
+
+    user_agent: str
+    """The agent string robots.txt groups are matched against (by its product token)."""
+    precedence: str = MOST_SPECIFIC
+    agent_match: str = TOKEN
+    max_size: int = DEFAULT_MAX_SIZE
+    unauthorized: str = "allow"
+    retry_delay: float = 5.0
+    unreachable_timeout: float = 300.0
+    max_age: float = DEFAULT_MAX_AGE
+    cache_size: int = 100_000
+    crawl_delay: bool = True
+    max_crawl_delay: float = 60.0
+
+    @property
+    def product_token(self) -> str:
+        """The crawler's name as robots.txt groups are matched: ``mybot``."""
+        return product_token(self.user_agent)
+
+    @classmethod
+    def from_settings(
+        cls, settings: BaseSettings, spider: Spider | None = None
+    ) -> RobotRulesConfig:
+        """Read and check every setting; ``spider`` attributes override the project's."""
+
+        def get(name: str) -> Any:
+            return settings.get(name, DEFAULTS[name])
+
+        precedence = _choice(
+            "ROBOTRULES_PRECEDENCE", get("ROBOTRULES_PRECEDENCE"), PRECEDENCE_MODES
+        )
+        attribute = getattr(spider, "robotrules_precedence", None)
+        if attribute is not None:
+            precedence = _choice(
+                _attribute_name(spider, "robotrules_precedence"), attribute, PRECEDENCE_MODES
+            )
+        return cls(
+            user_agent=_user_agent(settings, spider),
+            precedence=precedence,
+            agent_match=_choice(
+                "ROBOTRULES_AGENT_MATCH", get("ROBOTRULES_AGENT_MATCH"), AGENT_MATCH_STYLES
+            ),
+            max_size=_integer("ROBOTRULES_MAX_SIZE", get("ROBOTRULES_MAX_SIZE"), minimum=1),
+            unauthorized=_choice(
+                "ROBOTRULES_UNAUTHORIZED", get("ROBOTRULES_UNAUTHORIZED"), UNAUTHORIZED_CHOICES
+            ),
+            retry_delay=_seconds(
+                "ROBOTRULES_RETRY_DELAY", get("ROBOTRULES_RETRY_DELAY"), zero=False
+            ),
+            unreachable_timeout=_seconds(
+                "ROBOTRULES_UNREACHABLE_TIMEOUT", get("ROBOTRULES_UNREACHABLE_TIMEOUT")
+            ),
+            max_age=_seconds("ROBOTRULES_MAX_AGE", get("ROBOTRULES_MAX_AGE"), zero=False),
+            cache_size=_integer("ROBOTRULES_CACHE_SIZE", get("ROBOTRULES_CACHE_SIZE"), minimum=1),
+            crawl_delay=_boolean("ROBOTRULES_CRAWL_DELAY", get("ROBOTRULES_CRAWL_DELAY")),
+            max_crawl_delay=_seconds(
+                "ROBOTRULES_MAX_CRAWL_DELAY", get("ROBOTRULES_MAX_CRAWL_DELAY")
+            ),
+        )
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, spider: Spider | None = None) -> RobotRulesConfig:
+        """The config of ``crawler``, with ``spider`` (by default the crawler's) applied."""
+        return cls.from_settings(crawler.settings, spider if spider is not None else crawler.spider)
+
+
+def _attribute_name(spider: object, attribute: str) -> str:
+    name = getattr(spider, "name", None) or type(spider).__name__
+    return f"{attribute} (attribute of spider {name!r})"
+
+
+def _invalid(name: str, expected: str, value: object) -> RobotRulesSettingError:
+    return RobotRulesSettingError(f"{name} must be {expected}, not {value!r}")
+
+
+def _choice(name: str, value: object, choices: Sequence[str]) -> str:
+    if isinstance(value, str) and value in choices:
+        return value
+    listed = ", ".join(repr(c) for c in choices)
+    raise _invalid(name, f"one of {listed}", value)
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a finite float, or ``None``; booleans are no numbers here."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _seconds(name: str, value: object, *, zero: bool = True) -> float:
+    number = _number(value)
+    if number is None or number < 0 or (number == 0 and not zero):
+        bound = "0 or more" if zero else "more than 0"
+        raise _invalid(name, f"a number of seconds, {bound}", value)
+    return number
+
+
+def _integer(name: str, value: object, *, minimum: int) -> int:
+    number = _number(value)
+    if number is None or not number.is_integer() or number < minimum:
+        raise _invalid(name, f"a whole number, {minimum} or more", value)
+    return int(number)
+
+
+def _boolean(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("0", "1", "true", "false"):
+        return value.strip().lower() in ("1", "true")
+    raise _invalid(name, "True or False (or 1, 0, 'true', 'false')", value)
+
+
+def _user_agent(settings: BaseSettings, spider: Spider | None) -> str:
+    """The first agent given: spider attribute, then the settings' fallback chain."""
+    candidates: list[tuple[str, object]] = []
+    if spider is not None:
+        candidates.append(
+            (
+                _attribute_name(spider, "robotrules_user_agent"),
+                getattr(spider, "robotrules_user_agent", None),
+            )
+        )
+    candidates += [
+        ("ROBOTRULES_USER_AGENT", settings.get("ROBOTRULES_USER_AGENT")),
+        ("ROBOTSTXT_USER_AGENT", settings.get("ROBOTSTXT_USER_AGENT")),
+    ]
+    if spider is not None:
+        candidates.append(
+            (_attribute_name(spider, "user_agent"), getattr(spider, "user_agent", None))
+        )
+    candidates.append(("USER_AGENT", settings.get("USER_AGENT")))
+    for name, value in candidates:
+        if value is None or value in ("", b""):
+            continue
+        agent = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+        if not isinstance(agent, str) or not product_token(agent):
+            raise _invalid(name, "a user agent string that starts with a product token", value)
+        return agent
+    names = ", ".join(name for name, _ in candidates)
+    raise RobotRulesSettingError(
+        f"no user agent to match robots.txt groups with: set one of {names}"
+    )

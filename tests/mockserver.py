@@ -1,0 +1,271 @@
+"""One in-process HTTP server that plays many sites, for real-crawl tests.
+
+robots.txt fetching is about how a crawler reacts to servers that answer
+late, badly or not at all, and about one robots.txt per origin. So one
+Twisted web server on 127.0.0.1 answers for every host name, chooses the
+site by the ``Host`` header, and lets each test script what each site's
+robots.txt does, fetch after fetch. ``LoopbackResolver`` sends every name
+to that server, so test URLs can use as many host names as they like.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
+
+from twisted.internet import defer
+from twisted.internet.error import DNSLookupError
+from twisted.internet.interfaces import IResolverSimple
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET, Site
+from zope.interface import implementer  # type: ignore[import-untyped]
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from twisted.internet.base import DelayedCall, ReactorBase
+    from twisted.internet.defer import Deferred
+    from twisted.internet.posixbase import PosixReactorBase
+    from twisted.internet.tcp import Port
+    from twisted.web import http
+
+
+def get_reactor() -> PosixReactorBase:
+    """The installed reactor, imported late so importing this module never installs one."""
+    from twisted.internet import reactor
+
+    return cast("PosixReactorBase", reactor)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer to a robots.txt fetch.
+
+    ``delay`` answers that many seconds late; ``hang`` never answers;
+    ``reset`` sends the headers (announcing the full length) and half the
+    body, then closes the connection; ``gzip`` sends the body with
+    ``Content-Encoding: gzip``; ``redirect_to`` becomes the ``Location``
+    header of a 3xx reply.
+    """
+
+    status: int = 200
+    body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    hang: bool = False
+    redirect_to: str | None = None
+    reset: bool = False
+    gzip: bool = False
+
+    def __post_init__(self) -> None:
+        if self.redirect_to is not None and not 300 <= self.status < 400:
+            raise ValueError(f"redirect_to needs a 3xx status, not {self.status}")
+
+
+NO_ROBOTS = Reply(404, b"Not Found")
+"""What a site answers for robots.txt until ``set_robots`` says otherwise."""
+
+
+class RequestRecord(NamedTuple):
+    """One request as the server received it; ``time`` is ``time.monotonic()``."""
+
+    host: str
+    path: str
+    time: float
+    user_agent: str
+
+
+@dataclass
+class _SiteConfig:
+    robots: tuple[Reply, ...] = (NO_ROBOTS,)
+    robots_fetches: int = 0
+    links: tuple[str, ...] = ()
+    delays: Mapping[str, float] = field(default_factory=dict)
+
+    def next_robots(self) -> Reply:
+        """Consume the scripted replies in order; the last one repeats."""
+        reply = self.robots[min(self.robots_fetches, len(self.robots) - 1)]
+        self.robots_fetches += 1
+        return reply
+
+    def page(self, host: str, path: str) -> Reply:
+        anchors = "".join(
+            f'<li><a href="{html.escape(link)}">{html.escape(link)}</a></li>' for link in self.links
+        )
+        body = f"<html><body><h1>{html.escape(host + path)}</h1><ul>{anchors}</ul></body></html>"
+        return Reply(
+            body=body.encode(),
+            headers={"Content-Type": "text/html; charset=utf-8"},
+            delay=self.delays.get(path, 0.0),
+        )
+
+
+class _Transport(Protocol):
+    def loseConnection(self) -> None: ...
+    def abortConnection(self) -> None: ...
+
+
+class _WebRequest(Protocol):
+    """What the server uses of ``twisted.web.server.Request``, typed (Twisted's is not)."""
+
+    uri: bytes
+    path: bytes
+    transport: _Transport
+
+    def getRequestHostname(self) -> bytes: ...
+    def getHeader(self, key: bytes) -> bytes | None: ...
+    def setResponseCode(self, code: int) -> None: ...
+    def setHeader(self, name: str, value: str) -> None: ...
+    def write(self, data: bytes) -> None: ...
+    def finish(self) -> None: ...
+    def notifyFinish(self) -> Deferred[None]: ...
+
+
+class _QuietSite(Site):
+    """A ``Site`` without the access log: ``MockServer.requests`` is the log."""
+
+    noisy = False
+
+    def log(self, request: http.Request) -> None:
+        pass
+
+
+class MockServer(Resource):
+    """Many sites on one port of 127.0.0.1, chosen by the ``Host`` header.
+
+    Listens as soon as it is built, in the running test's reactor. A host
+    that was never configured answers robots.txt with 404 and every other
+    path with a small HTML page without links.
+    """
+
+    isLeaf = True
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.requests: list[RequestRecord] = []
+        self._reactor = get_reactor()
+        self._sites: defaultdict[str, _SiteConfig] = defaultdict(_SiteConfig)
+        self._pending: dict[_WebRequest, DelayedCall | None] = {}
+        site = _QuietSite(self)  # type: ignore[no-untyped-call]
+        self._port: Port = self._reactor.listenTCP(  # type: ignore[no-untyped-call]
+            0, site, interface="127.0.0.1"
+        )
+        self.port: int = self._port.getHost().port
+
+    def url(self, host: str, path: str = "/") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+    def set_robots(self, host: str, *replies: Reply) -> None:
+        """Script the robots.txt fetches of ``host`` from now on; no replies means 404."""
+        site = self._sites[host.lower()]
+        site.robots = replies or (NO_ROBOTS,)
+        site.robots_fetches = 0
+
+    def set_pages(
+        self, host: str, links: Sequence[str] = (), delays: Mapping[str, float] | None = None
+    ) -> None:
+        """Every page of ``host`` lists ``links``; ``delays`` maps path (with query) to seconds."""
+        site = self._sites[host.lower()]
+        site.links = tuple(links)
+        site.delays = dict(delays or {})
+
+    def requests_for(self, host: str, path: str | None = None) -> list[RequestRecord]:
+        """The requests ``host`` received, in order; ``path`` (with its query) filters."""
+        host = host.lower()
+        return [r for r in self.requests if r.host == host and (path is None or r.path == path)]
+
+    def stop(self) -> Deferred[None]:
+        """Drop unanswered requests (hung or delayed), then stop listening."""
+        for request, call in list(self._pending.items()):
+            if call is not None and call.active():
+                call.cancel()
+            request.transport.abortConnection()
+        self._pending.clear()
+        return defer.maybeDeferred(self._port.stopListening)
+
+    def render(self, request: _WebRequest) -> int:
+        host = request.getRequestHostname().decode("ascii", "replace").lower()
+        path = request.uri.decode("ascii", "replace")
+        user_agent = (request.getHeader(b"user-agent") or b"").decode("latin-1")
+        self.requests.append(RequestRecord(host, path, time.monotonic(), user_agent))
+        site = self._sites[host]
+        reply = site.next_robots() if request.path == b"/robots.txt" else site.page(host, path)
+
+        if reply.hang:
+            self._hold(request, None)
+        elif reply.delay:
+            self._hold(request, self._reactor.callLater(reply.delay, self._answer, request, reply))
+        else:
+            self._answer(request, reply)
+        return NOT_DONE_YET
+
+    def _hold(self, request: _WebRequest, call: DelayedCall | None) -> None:
+        """Keep an unanswered request until it is answered, or the client gives up (timeout)."""
+        self._pending[request] = call
+        request.notifyFinish().addBoth(lambda _: self._forget(request))
+
+    def _forget(self, request: _WebRequest) -> None:
+        call = self._pending.pop(request, None)
+        if call is not None and call.active():
+            call.cancel()
+
+    def _answer(self, request: _WebRequest, reply: Reply) -> None:
+        self._pending.pop(request, None)
+        body = gzip.compress(reply.body) if reply.gzip else reply.body
+        request.setResponseCode(reply.status)
+        request.setHeader("Content-Type", "text/plain")
+        if reply.gzip:
+            request.setHeader("Content-Encoding", "gzip")
+        if reply.redirect_to is not None:
+            request.setHeader("Location", reply.redirect_to)
+        for name, value in reply.headers.items():
+            request.setHeader(name, value)
+        request.setHeader("Content-Length", str(len(body)))
+        if reply.reset:
+            request.write(body[: len(body) // 2])
+            # loseConnection, not abortConnection: the half body must reach the client.
+            request.transport.loseConnection()
+            return
+        request.write(body)
+        request.finish()
+
+
+@implementer(IResolverSimple)
+class LoopbackResolver:
+    """A ``TWISTED_DNS_RESOLVER`` that sends every host name to 127.0.0.1.
+
+    Names under ``.invalid`` (RFC 6761: never resolvable) fail with
+    ``DNSLookupError``, so tests can simulate an unresolvable host without
+    touching real DNS.
+    """
+
+    def __init__(self, reactor: ReactorBase) -> None:
+        self.reactor = reactor
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, reactor: ReactorBase) -> LoopbackResolver:
+        return cls(reactor)
+
+    def install_on_reactor(self) -> None:
+        self.reactor.installResolver(cast("IResolverSimple", self))
+
+    def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:
+        if name.lower().rstrip(".").rpartition(".")[2] == "invalid":
+            return defer.fail(DNSLookupError(f"{name!r} is under .invalid"))
+        return defer.succeed("127.0.0.1")
+
+
+def install_loopback_dns() -> None:
+    """Make the running reactor resolve every name with ``LoopbackResolver``.
+
+    Scrapy's ``CrawlerRunner`` never installs ``TWISTED_DNS_RESOLVER`` (only
+    ``CrawlerProcess`` does), so in-process crawls call this. It stays
+    installed for the session: tests must never reach real DNS.
+    """
+    reactor = get_reactor()
+    if not isinstance(reactor.resolver, LoopbackResolver):
+        LoopbackResolver(reactor).install_on_reactor()
