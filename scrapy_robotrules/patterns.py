@@ -12,11 +12,14 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from .urls import normalize, origin_of
+from .urls import KEEP, normalize, origin_of
 
 __all__ = ["Pattern", "compile_matcher", "resolve_value"]
 
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+# Whether any piece between wildcards needs percent-normalising: one scan of
+# the whole value instead of one call per piece.
+_PIECES_NEED_WORK = re.compile(f"[^{KEEP}*]")
 
 
 class Pattern:
@@ -25,29 +28,40 @@ class Pattern:
     __slots__ = ("anchored", "last", "middle", "needle", "prefix", "priority")
 
     def __init__(self, value: str) -> None:
-        anchored = value.endswith("$")
+        anchored = value[-1:] == "$"
         if anchored:
             value = value[:-1]
-        stars = value.count("*")
-        pieces = [normalize(piece) for piece in value.split("*")]
+        pieces = value.split("*")
+        # SPEC 4: length of the normalised pattern, each wildcard and the
+        # final anchor counting one octet. Unnormalised, that is the length
+        # of the value as written.
+        priority = len(value) + anchored
+        if _PIECES_NEED_WORK.search(value) is not None:
+            pieces = [normalize(piece) for piece in pieces]
+            priority = sum(map(len, pieces)) + len(pieces) - 1 + anchored
         self.prefix: str = pieces[0]
         self.anchored: bool = anchored
+        self.priority: int = priority
         # The last piece of an anchored pattern must end the path; the pieces
         # in between are found left to right. Empty pieces (from ``**``) are
         # no-ops and are dropped, so a line of a million ``*`` costs nothing.
-        if anchored and stars:
-            self.last: str | None = pieces[-1]
+        if anchored and len(pieces) > 1:
+            last: str | None = pieces[-1]
             middle = pieces[1:-1]
         else:
-            self.last = None
+            last = None
             middle = pieces[1:]
-        self.middle: tuple[str, ...] = tuple(piece for piece in middle if piece)
+        if "" in middle:
+            middle = [piece for piece in middle if piece]
+        self.last = last
+        self.middle: tuple[str, ...] = tuple(middle)
         # A piece any matching path must contain: a cheap ``in`` test turns
         # most paths away before the full match is tried.
-        self.needle: str = max((*self.middle, self.last or ""), key=len)
-        # SPEC 4: length of the normalised pattern, each wildcard and the
-        # final anchor counting one octet.
-        self.priority: int = sum(map(len, pieces)) + stars + anchored
+        needle = last or ""
+        for piece in middle:
+            if len(piece) > len(needle):
+                needle = piece
+        self.needle: str = needle
 
     def matches(self, path: str) -> bool:
         """Whether the normalised ``path`` matches."""

@@ -112,17 +112,87 @@ def _rank(kind: int, line: int, allow: bool, priority: int) -> int:
     return (not allow) * _ORDER + line
 
 
+class _PrefixSet:
+    """Sorted strings, asked which of them ``text`` starts with.
+
+    The greatest string not above ``text`` is either one, or shares a
+    beginning with it; every answer then starts that shared beginning, so
+    the search goes on with it, shorter each time. A string's parent (its
+    longest proper prefix in the set) is found once, when first needed.
+    """
+
+    __slots__ = ("_parents", "items")
+
+    def __init__(self, items: list[str]) -> None:
+        self.items = items
+        self._parents: dict[int, int] = {}
+
+    def _longest(self, text: str, end: int) -> int:
+        items = self.items
+        while True:
+            i = bisect_right(items, text, 0, end) - 1
+            if i < 0:
+                return -1
+            candidate = items[i]
+            if text.startswith(candidate):
+                return i
+            text = commonprefix((candidate, text))  # noqa: RUF071 (strings, not file paths)
+            end = i
+
+    def parent(self, i: int) -> int:
+        parent = self._parents.get(i)
+        if parent is None:
+            parent = self._parents[i] = self._longest(self.items[i][:-1], i)
+        return parent
+
+    def longest(self, text: str) -> int:
+        """Index of the longest string that ``text`` starts with, or -1."""
+        items = self.items
+        i = bisect_right(items, text) - 1
+        while i >= 0 and not text.startswith(items[i]):
+            i = self.parent(i)
+        return i
+
+    def all(self, text: str) -> list[int]:
+        """Indexes of every string that ``text`` starts with, longest first."""
+        found = []
+        i = self.longest(text)
+        while i >= 0:
+            found.append(i)
+            i = self.parent(i)
+        return found
+
+
+_Wild = tuple[int, int, str, int, Pattern, RuleRecord]
+"""(rank, shape, piece, offset, pattern, rule); see :func:`_shape`."""
+
+_FIND, _ENDS, _GENERAL = 0, 1, 2
+
+
+def _shape(pattern: Pattern) -> tuple[int, str]:
+    """How a path in the pattern's bucket (so starting with its prefix) is matched.
+
+    ``_FIND``: one piece after the prefix, anywhere (``/*foo``, ``/a*b``).
+    ``_ENDS``: one piece ending the path (``/*.pdf$``). Else ``_GENERAL``.
+    """
+    if not pattern.anchored and len(pattern.middle) == 1:
+        return _FIND, pattern.middle[0]
+    if pattern.last is not None and not pattern.middle:
+        return _ENDS, pattern.last
+    return _GENERAL, pattern.needle
+
+
 class RuleIndex:
     """The rules of the groups that apply to one crawler, ranked by one mode.
 
     Built for speed of the first question as much as of the next ones: the
     best rule per plain prefix comes from dicts filled in C (later entries
-    override, so lists are fed newest first and ``Allow`` last), and a
-    prefix's parent in the prefix tree is looked for only when a lookup
-    needs it.
+    override, so lists are fed newest first and ``Allow`` last). Wildcard
+    rules are bucketed by the literal text before their first ``*``, so a
+    path is only tried against buckets it starts with, each in rank order.
     """
 
-    __slots__ = ("_best", "_kind", "_parents", "_prefixes", "_wild")
+    __slots__ = ("_best", "_buckets", "_kind", "_plain", "_wild")
 
     def __init__(
         self,
@@ -144,64 +214,54 @@ class RuleIndex:
             best = dict(zip(map(_PREFIX, disallow), disallow, strict=True))
             best.update(zip(map(_PREFIX, allow), allow, strict=True))
         self._best: dict[str, RuleRecord] = best
-        self._prefixes = sorted(best)
-        self._parents: dict[int, int] = {}
-        ranked = [(_rank(kind, r[0], r[1], p.priority), p.needle, p, r) for r, p in wild]
-        ranked.sort(key=itemgetter(0))
-        self._wild = ranked
-
-    def _longest_prefix(self, text: str, end: int) -> int:
-        """Index of the longest prefix in ``prefixes[:end]`` that ``text`` starts with, or -1.
-
-        The greatest prefix not above ``text`` is either one, or shares a
-        beginning with it; the answer then starts that shared beginning, so
-        the search goes on with it, shorter each time.
-        """
-        prefixes = self._prefixes
-        while True:
-            i = bisect_right(prefixes, text, 0, end) - 1
-            if i < 0:
-                return -1
-            candidate = prefixes[i]
-            if text.startswith(candidate):
-                return i
-            text = commonprefix((candidate, text))  # noqa: RUF071 (strings, not file paths)
-            end = i
-
-    def _parent(self, i: int) -> int:
-        parent = self._parents.get(i)
-        if parent is None:
-            parent = self._parents[i] = self._longest_prefix(self._prefixes[i][:-1], i)
-        return parent
+        self._plain = _PrefixSet(sorted(best))
+        buckets: dict[str, list[_Wild]] = {}
+        for record, pattern in wild:
+            rank = _rank(kind, record[0], record[1], pattern.priority)
+            shape, piece = _shape(pattern)
+            entry = (rank, shape, piece, len(pattern.prefix), pattern, record)
+            buckets.setdefault(pattern.prefix, []).append(entry)
+        for bucket in buckets.values():
+            bucket.sort(key=itemgetter(0))
+        self._wild = _PrefixSet(sorted(buckets))
+        self._buckets = [buckets[prefix] for prefix in self._wild.items]
 
     def decide(self, path: str) -> RuleRecord | None:
         """The deciding rule for the normalised ``path``, or ``None`` if none matches."""
         best_rank = _NO_RANK
         best: RuleRecord | None = None
-        prefixes = self._prefixes
-        if prefixes:
-            i = bisect_right(prefixes, path) - 1
-            while i >= 0 and not path.startswith(prefixes[i]):
-                i = self._parent(i)
+        plain = self._plain
+        if plain.items:
+            i = plain.longest(path)
             if i >= 0:
                 kind = self._kind
+                prefixes = plain.items
                 best = self._best[prefixes[i]]
                 if kind == 0:
                     # The longest prefix is the most specific plain rule.
-                    best_rank = _rank(0, best[0], best[1], len(best[3]))  # type: ignore[arg-type]
+                    best_rank = _rank(0, best[0], best[1], len(prefixes[i]))
                 else:
                     # Every prefix of the path lies on this chain.
                     best_rank = _rank(kind, best[0], best[1], 0)
-                    i = self._parent(i)
+                    i = plain.parent(i)
                     while i >= 0:
                         other = self._best[prefixes[i]]
                         rank = _rank(kind, other[0], other[1], 0)
                         if rank < best_rank:
                             best_rank, best = rank, other
-                        i = self._parent(i)
-        for rank, needle, matcher, rule in self._wild:
-            if rank >= best_rank:
-                break
-            if needle in path and matcher.matches(path):
-                return rule
+                        i = plain.parent(i)
+        if self._buckets:
+            for bucket in self._wild.all(path):
+                for rank, shape, piece, offset, pattern, rule in self._buckets[bucket]:
+                    if rank >= best_rank:
+                        break
+                    if shape == _FIND:
+                        found = path.find(piece, offset) >= 0
+                    elif shape == _ENDS:
+                        found = path.endswith(piece) and len(path) - len(piece) >= offset
+                    else:
+                        found = piece in path and pattern.matches(path)
+                    if found:
+                        best_rank, best = rank, rule
+                        break
         return best

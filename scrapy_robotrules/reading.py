@@ -22,6 +22,7 @@ __all__ = [
     "KEY_NAMES",
     "FileLayout",
     "RawGroup",
+    "clean_member_items",
     "count_unknown",
     "decode_value",
     "member_items",
@@ -217,19 +218,49 @@ def read_layout(data: bytes) -> FileLayout:
     return FileLayout(groups, list(sitemaps), host, unknown)
 
 
-# Bytes that a value may hold and still need no percent-normalisation, plus
-# what the line syntax uses between key and value (space, ``:``, ``#``), and
-# ``*`` and ``$``, which callers look for themselves. A space inside a value
-# does need normalising: callers check for it.
-_NEEDS_NORMALISING = re.compile(rb"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;= \n*$]")
+# A body whose lines, comments aside, hold only characters that need no
+# percent-normalising (and the syntax's ``:``, space, ``*`` and ``$``): the
+# common case, read by the fast path below. Two linear passes, comments out
+# first: one regex for both would backtrack without end on a dirty body.
+_COMMENTS = re.compile(rb"#[^\n]*")
+_UNCLEAN = re.compile(rb"[^A-Za-z0-9\-._~:/?\[\]@!&'()+,;= \n*$]")
 
 
-def member_items(body: bytes) -> tuple[list[tuple[bytes, bytes, bytes]], bool]:
+def _fast_member_line() -> re.Pattern[str]:
+    """One match per line: (plain Allow value, plain Disallow value, key, value, value2).
+
+    A plain value starts with ``/`` and has no ``*``, ``$`` or space: in a
+    clean body it is its own normalised form and needs no Python work. Any
+    other member line falls to the general groups, as :func:`_lines` reads it.
+    """
+    allow = _trie([s.encode() for s in _SPELLINGS["allow"]])
+    disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
+    plain = rb" *:[ ]*(/[^ #*$\n]*) *(?![^#\n])"
+    every = _lines(_MEMBERS, every_line=True).pattern
+    general = every[every.index(b"(?:") + 3 : -2]  # without the leading "\n(?:" and ")?"
+    pattern = rb"\n(?: *" + allow + plain + rb"| *" + disallow + plain + rb"|" + general + rb")?"
+    return re.compile(pattern.decode("ascii"), re.IGNORECASE | re.ASCII)
+
+
+_FAST_MEMBER_LINE = _fast_member_line()
+
+
+def member_items(body: bytes) -> list[tuple[bytes, bytes, bytes]]:
     """One (key, colon value, two-word value) per line of a group's member text.
 
     Lines that are not members give empty keys, so an item's index is its
-    line offset. The flag says whether any value may need percent-normalising
-    (a body of plain ASCII paths, the common case, needs none). ``body``
-    starts with the ``\\n`` before its first line, as :func:`read_layout` cuts it.
+    line offset. ``body`` starts with the ``\\n`` before its first line, as
+    :func:`read_layout` cuts it.
     """
-    return _EVERY_MEMBER_LINE.findall(body), _NEEDS_NORMALISING.search(body) is not None
+    return _EVERY_MEMBER_LINE.findall(body)
+
+
+def clean_member_items(body: bytes) -> list[tuple[str, str, str, str, str]] | None:
+    """Per line (plain Allow, plain Disallow, key, value, value2), or ``None``.
+
+    ``None`` when some value may need percent-normalising: then
+    :func:`member_items` is the way.
+    """
+    if _UNCLEAN.search(_COMMENTS.sub(b"", body) if b"#" in body else body) is not None:
+        return None
+    return _FAST_MEMBER_LINE.findall(body.decode("utf-8", "surrogateescape"))

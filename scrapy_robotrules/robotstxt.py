@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import itemgetter
 from typing import NamedTuple
 from urllib.parse import urljoin
 
@@ -29,6 +31,7 @@ from .reading import (
     DEFAULT_MAX_SIZE,
     KEY_NAMES,
     RawGroup,
+    clean_member_items,
     count_unknown,
     member_items,
     read_bytes,
@@ -48,6 +51,14 @@ class AgentLine(NamedTuple):
 
     value: str
     line: int
+
+
+_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
+# The spellings nearly every file uses, looked up as written.
+_COMMON_KEYS = {
+    spelling: KEY_NAMES[spelling.lower()]
+    for spelling in (b"Disallow", b"Allow", b"disallow", b"allow", b"DISALLOW", b"ALLOW")
+}
 
 
 class _Members:
@@ -74,33 +85,53 @@ class _Members:
         self.crawl_delay: float | None = None
         self.request_rates: list[RequestRate] = []
         self.visit_times: list[UtcWindow] = []
-        items, needs_normalising = member_items(raw.body)
-        line = raw.body_line - 1
-        for key, value, value2 in items:
-            line += 1
-            if not key:
-                continue
-            name = KEY_NAMES[key.lower()]
-            raw_value = (value or value2).rstrip(BLANKS)
+        clean = clean_member_items(raw.body)
+        if clean is not None:
+            # Plain rules straight from the regex, assembled in C (compress,
+            # zip); only the other member lines go through Python one by one.
+            lines = range(raw.body_line, raw.body_line + len(clean))
+            allows = list(map(_FIRST, clean))
+            allowed = list(compress(allows, allows))
+            plain_allow = list(
+                zip(compress(lines, allows), repeat(True), allowed, allowed, strict=False)
+            )
+            disallows = list(map(_SECOND, clean))
+            disallowed = list(compress(disallows, disallows))
+            plain_disallow = list(
+                zip(compress(lines, disallows), repeat(False), disallowed, disallowed, strict=False)
+            )
+            keys = list(map(_THIRD, clean))
+            others = [
+                (line, key.encode(), (value or value2).encode("utf-8", "surrogateescape"))
+                for line, (_, _, key, value, value2) in zip(
+                    compress(lines, keys), compress(clean, keys), strict=True
+                )
+            ]
+        else:
+            items = member_items(raw.body)
+            keys_b = list(map(itemgetter(0), items))
+            others = [
+                (line, key, value or value2)
+                for line, (key, value, value2) in zip(
+                    compress(range(raw.body_line, raw.body_line + len(items)), keys_b),
+                    compress(items, keys_b),
+                    strict=True,
+                )
+            ]
+        for line, key, value in others:
+            name = _COMMON_KEYS.get(key) or KEY_NAMES[key.lower()]
+            raw_value = value.rstrip(BLANKS)
             if name in ("disallow", "allow"):
                 if not raw_value:
                     continue  # SPEC 4: an empty value is no rule at all.
                 allow = name == "allow"
                 written = raw_value.decode("utf-8", "surrogateescape")
-                if (
-                    not needs_normalising
-                    and raw_value[:1] == b"/"
-                    and b"*" not in raw_value
-                    and b"$" not in raw_value
-                    and b" " not in raw_value
-                ):
-                    (plain_allow if allow else plain_disallow).append(
-                        (line, allow, written, written)
-                    )
-                    continue
-                resolved = resolve_value(written, robots_url)
-                if resolved is None:
-                    continue
+                resolved = written
+                if raw_value[:1] not in (b"/", b"*"):
+                    absolute = resolve_value(written, robots_url)
+                    if absolute is None:
+                        continue
+                    resolved = absolute
                 matcher = compile_matcher(resolved)
                 if matcher is None:
                     self.unmatchable.append((line, allow, written, None))

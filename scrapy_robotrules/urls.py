@@ -16,9 +16,9 @@ __all__ = ["normalize", "origin_of", "request_path"]
 
 # Characters that stay as they are: unreserved and the RFC 3986 reserved set
 # (SPEC 4). ``%``, ``*`` and ``$`` are not here: they always need a look.
-_KEEP = "A-Za-z0-9\\-._~:/?#\\[\\]@!&'()+,;="
-_NEEDS_WORK = re.compile(f"[^{_KEEP}]")
-_OCTET_WORK = re.compile(f"%([0-9A-Fa-f]{{2}})|[^{_KEEP}]".encode())
+KEEP = "A-Za-z0-9\\-._~:/?#\\[\\]@!&'()+,;="
+_NEEDS_WORK = re.compile(f"[^{KEEP}]")
+_OCTET_WORK = re.compile(f"%([0-9A-Fa-f]{{2}})|[^{KEEP}]".encode())
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "ws": 80, "wss": 443}
 
@@ -57,7 +57,7 @@ def normalize(text: str) -> str:
 # An absolute URL whose path needs no normalisation: the common case, taken
 # in one C call. Group 1 is the path (maybe empty), params and query.
 _CLEAN_URL = re.compile(
-    f"[A-Za-z][A-Za-z0-9+.\\-]*://[^/?#]*((?:[/?][{_KEEP.replace('#', '')}]*)?)(?:#.*)?", re.DOTALL
+    f"[A-Za-z][A-Za-z0-9+.\\-]*://[^/?#]*((?:[/?][{KEEP.replace('#', '')}]*)?)(?:#.*)?", re.DOTALL
 )
 _URL_PATH = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]*:)?(?://[^/?#]*)?([^#]*)", re.DOTALL)
 

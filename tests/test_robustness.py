@@ -19,6 +19,10 @@ BROKEN: dict[str, bytes] = {
     "only line breaks": b"\r\n\r\r\n\n" * 10_000,
     "colons and hashes": b":::#:#::\n#:\n:\nUser-agent::\nDisallow:::\n",
     "lone surrogates": "User-agent: *\nDisallow: /\ud800x\n".encode("utf-8", "surrogatepass"),
+    # Clean lines and one byte that needs normalising at the very end: a
+    # regex with nested repeats once backtracked without end on this.
+    "clean then one dirty byte": b"User-agent: *\n" + b"Disallow: /a/b/c\n" * 30_000 + b"\x01",
+    "comments then one dirty byte": b"User-agent: *\n" + b"Disallow: /a # c\n" * 30_000 + b"\x01",
 }
 
 
