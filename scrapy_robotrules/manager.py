@@ -83,8 +83,8 @@ class RobotsTxtUnreachable(IgnoreRequest):
         self.seconds = seconds
         self.error = error
         super().__init__(
-            f"robots.txt unreachable: {origin}/robots.txt could not be fetched"
-            f" for {seconds:.1f} s ({error})"
+            f"robots.txt unreachable: {origin}/robots.txt has failed"
+            f" for {seconds:.1f} s (last: {error})"
         )
 
 
@@ -173,6 +173,7 @@ class RobotsManager:
         self._politeness: dict[str, _Politeness] = {}
         self._running: set[Deferred[None]] = set()
         self._waiting = 0
+        crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod
     def for_crawler(cls, crawler: Crawler) -> RobotsManager:
@@ -250,14 +251,14 @@ class RobotsManager:
             return entry.explain(url, self.db.agent, self.db.precedence, self.db.agent_match)
         # Unreachable and no earlier rules: the origin is disallowed for now.
         state = self._state(origin, request)
-        state.trigger = request
+        state.trigger = request  # what the next retry copies meta from
         since = state.unreachable_since if state.unreachable_since is not None else entry.fetched_at
         if stale:
-            self._fetch(state, request)
-        elif not state.fetching and state.retry_call is None:
-            state.retry_call = call_later(max(entry.fresh_until - now, 0.0), self._retry, state)
+            self._fetch(state, request)  # even past the timeout: it may be back
         if now - since >= self.config.unreachable_timeout:
             raise RobotsTxtUnreachable(origin, now - since, state.last_error or "no answer")
+        if not state.fetching and state.retry_call is None:
+            state.retry_call = call_later(entry.fresh_until - now, self._retry, state)
         if state.timeout_call is None:
             wait = since + self.config.unreachable_timeout - now
             state.timeout_call = call_later(wait, self._give_up, state)
@@ -290,6 +291,12 @@ class RobotsManager:
 
     def _give_up(self, state: _Origin) -> None:
         state.timeout_call = None
+        if state.unreachable_since is not None:
+            # Timers run on the loop's clock, the database on the wall clock.
+            left = state.unreachable_since + self.config.unreachable_timeout - self.db.clock()
+            if left > 0:
+                state.timeout_call = call_later(left, self._give_up, state)
+                return
         waiters, state.waiters = state.waiters, []
         if waiters:
             logger.warning(
@@ -304,6 +311,9 @@ class RobotsManager:
                 extra={"spider": self.crawler.spider},
             )
         self._wake(waiters, self.db.entry(state.robots_url))
+        if not state.waiters and state.retry_call is not None:
+            state.retry_call.cancel()
+            state.retry_call = None
         self._forget_if_idle(state)
 
     # Fetching.
@@ -510,6 +520,11 @@ class RobotsManager:
         """Drop the state of an origin that needs none (unreachable ones keep their back-off)."""
         if state.idle and state.unreachable_since is None:
             self._origins.pop(state.name, None)
+        elif len(self._origins) > self.config.cache_size:
+            # Bounded like the rules: idle unreachable origins lose their
+            # back-off history first (fetched at once when next needed).
+            for idle in [s for s in self._origins.values() if s.idle]:
+                del self._origins[idle.name]
 
     # Politeness.
 
@@ -566,6 +581,11 @@ class RobotsManager:
         if slot.delay < floor:
             slot.delay = floor
             self._inc("crawl_delay/applied")
+
+    def close(self) -> None:
+        """Cancel the timers of every origin (the spider is closed)."""
+        for state in self._origins.values():
+            state.cancel_timers()
 
     # Reporting.
 
