@@ -1,0 +1,1 @@
+"""A Scrapy project that shows scrapy-robotrules at work; see ../README.rst."""

@@ -1,0 +1,88 @@
+"""The demo spider: follows every link, and says which pages robots.txt kept it from.
+
+Run from ``example_project/``::
+
+    scrapy crawl demo                             # the local site (demo_project.localsite)
+    scrapy crawl demo -a precedence=first-match   # the same, another precedence mode
+    scrapy crawl demo -a url=https://example.com  # a real site instead
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from functools import partial
+from typing import Any
+from urllib.parse import urlparse
+
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.http import Response, TextResponse
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.python.failure import Failure
+
+from demo_project.localsite import HOSTS, LocalSite
+
+
+class DemoSpider(Spider):
+    """Crawls the local site, or the site of ``-a url=...``, following links within it.
+
+    ``-a precedence=MODE`` becomes the ``robotrules_precedence`` attribute,
+    which overrides ``ROBOTRULES_PRECEDENCE`` for this spider.
+    """
+
+    name = "demo"
+
+    def __init__(
+        self, url: str | None = None, precedence: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.url = url
+        if precedence is not None:
+            self.robotrules_precedence = precedence
+        self.allowed_domains = [urlparse(url).hostname or url] if url else ["localhost"]
+        self.site: LocalSite | None = None
+        self.crawled: list[str] = []
+        self.not_crawled: list[str] = []
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DemoSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        if spider.url is None:
+            # The local site is on 127.0.0.1: never send it through an http_proxy.
+            crawler.settings.set("HTTPPROXY_ENABLED", False, priority="spider")
+        return spider
+
+    async def start(self) -> AsyncIterator[Request]:
+        if self.url is not None:
+            yield self.visit(self.url)
+            return
+        self.site = LocalSite()
+        for host in HOSTS:
+            yield self.visit(self.site.url(host))
+
+    def visit(self, url: str) -> Request:
+        return Request(url, callback=self.parse, errback=partial(self.refused, url))
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[dict[str, Any] | Request]:
+        self.crawled.append(response.url)
+        self.logger.info("crawled %s", response.url)
+        if not isinstance(response, TextResponse):
+            return
+        yield {"url": response.url, "title": response.css("title::text").get()}
+        for link in response.css("a::attr(href)").getall():
+            yield self.visit(response.urljoin(link))
+
+    def refused(self, url: str, failure: Failure) -> None:
+        """A request that got no response: forbidden by robots.txt, or an error."""
+        self.not_crawled.append(url)
+        self.logger.info("not crawled %s: %s", url, failure.getErrorMessage())
+
+    async def closed(self, reason: str) -> None:
+        self.logger.info(
+            "%d pages crawled, %d not crawled: %s",
+            len(self.crawled),
+            len(self.not_crawled),
+            " ".join(sorted(self.not_crawled)) or "-",
+        )
+        if self.site is not None:
+            await maybe_deferred_to_future(self.site.stop())

@@ -1,0 +1,163 @@
+"""The example project: ``scrapy crawl demo`` against its local site, run as a user runs it.
+
+Each crawl is a child process started in ``example_project/``, with the
+repository on ``PYTHONPATH`` so ``scrapy_robotrules`` imports without being
+installed. The log is all these tests read: the spider's ``crawled`` and
+``not crawled`` lines, the local site's robots.txt lines and the stats Scrapy
+dumps at close.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PROJECT = REPO_ROOT / "example_project"
+
+TIMEOUT = 60.0
+"""Seconds before a crawl counts as hung (the demo takes well under 15)."""
+
+DEFAULT = "default"
+FIRST_MATCH = "first-match"
+
+# Every page of the local site but the forbidden ones, as "<host><path>".
+ALLOWED = {
+    "shop/",
+    "shop/products",
+    "shop/products/1.html",
+    "shop/products/2.html",
+    "shop/about.html",
+    "blog/",
+    "blog/posts/hello.html",
+    "blog/posts/robots.html",
+    "flaky/",
+    "flaky/status.html",
+}
+FORBIDDEN = {
+    "shop/private/orders.html",
+    "shop/cgi-bin/search?q=robots",
+    "shop/products?sessionid=42",
+    "blog/drafts/next.html",
+    "flaky/admin/",
+}
+PRESS_KIT = "shop/private/press-kit.html"
+"""Under ``Disallow: /private/`` and its own ``Allow``: the precedence mode decides."""
+
+_LINE = re.compile(r"\[demo\] INFO: (crawled|not crawled) (\S+?):?(?: |$)", re.MULTILINE)
+_STAT = re.compile(r"^ *[{ ]'([^']+)': (-?[0-9.]+)[,}]$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Crawl:
+    """What one ``scrapy crawl demo`` printed, and its exit status."""
+
+    returncode: int
+    log: str
+
+    def pages(self, outcome: str) -> set[str]:
+        """``crawled`` or ``not crawled`` pages, as ``<host><path>``: ``shop/about.html``."""
+        pages = set()
+        for found, url in _LINE.findall(self.log):
+            if found == outcome:
+                parts = urlsplit(url)
+                host = (parts.hostname or "").removesuffix(".localhost")
+                pages.add(host + parts.path + (f"?{parts.query}" if parts.query else ""))
+        return pages
+
+    @property
+    def stats(self) -> dict[str, float]:
+        """The numeric stats of the final dump."""
+        _, _, dump = self.log.rpartition("Dumping Scrapy stats:")
+        return {key: float(value) for key, value in _STAT.findall(dump)}
+
+
+def run_demo(*arguments: str) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    for name in ("SCRAPY_SETTINGS_MODULE", "SCRAPY_PROJECT"):
+        env.pop(name, None)  # scrapy.cfg of the example project decides
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "crawl", "demo", *arguments],
+        cwd=PROJECT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def crawls() -> dict[str, Crawl]:
+    """The demo with the default settings and with ``-a precedence=first-match``, run together."""
+    running = {DEFAULT: run_demo(), FIRST_MATCH: run_demo("-a", f"precedence={FIRST_MATCH}")}
+    done = {}
+    for mode, process in running.items():
+        try:
+            log, _ = process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            log, _ = process.communicate()
+            pytest.fail(f"scrapy crawl demo ({mode}) still running after {TIMEOUT} s:\n{log}")
+        done[mode] = Crawl(process.returncode, log)
+    return done
+
+
+@pytest.mark.parametrize("mode", [DEFAULT, FIRST_MATCH])
+def test_crawl_finishes_cleanly(crawls: dict[str, Crawl], mode: str) -> None:
+    crawl = crawls[mode]
+    assert crawl.returncode == 0, crawl.log
+    assert "Spider closed (finished)" in crawl.log, crawl.log
+    assert "Traceback" not in crawl.log, crawl.log
+    # The one ERROR is Scrapy's RetryMiddleware giving up on the flaky
+    # origin's robots.txt (its retries apply to robots.txt like any request);
+    # scrapy-robotrules then holds that origin's pages and fetches again.
+    errors = [line for line in crawl.log.splitlines() if "] ERROR:" in line]
+    assert all("Gave up retrying" in e and "flaky" in e and "/robots.txt" in e for e in errors), (
+        "\n".join(errors)
+    )
+    assert crawl.stats.get("log_count/ERROR", 0) == len(errors) <= 1, crawl.log
+    assert "[scrapy_robotrules.extension] INFO:" in crawl.log, "no summary from the extension"
+
+
+@pytest.mark.parametrize("mode", [DEFAULT, FIRST_MATCH])
+def test_disallowed_pages_are_forbidden(crawls: dict[str, Crawl], mode: str) -> None:
+    crawl = crawls[mode]
+    assert crawl.stats.get("robotrules/forbidden", 0) > 0, crawl.log
+    assert crawl.pages("crawled") - {PRESS_KIT} == ALLOWED, crawl.log
+    assert crawl.pages("not crawled") - {PRESS_KIT} == FORBIDDEN, crawl.log
+
+
+def test_press_kit_allowed_by_most_specific_forbidden_by_first_match(
+    crawls: dict[str, Crawl],
+) -> None:
+    default, first_match = crawls[DEFAULT], crawls[FIRST_MATCH]
+    assert PRESS_KIT in default.pages("crawled"), default.log
+    assert PRESS_KIT not in default.pages("not crawled"), default.log
+    assert PRESS_KIT in first_match.pages("not crawled"), first_match.log
+    assert PRESS_KIT not in first_match.pages("crawled"), first_match.log
+    forbidden = default.stats["robotrules/forbidden"]
+    assert first_match.stats["robotrules/forbidden"] == forbidden + 1
+
+
+def test_origin_recovers_from_503(crawls: dict[str, Crawl]) -> None:
+    crawl = crawls[DEFAULT]
+    robots = re.findall(r"robots\.txt of http://flaky\.localhost:\d+ answered (\d+)", crawl.log)
+    # Three 503s: Scrapy's RetryMiddleware tries twice more, then the 503 reaches
+    # scrapy-robotrules, which holds the origin's requests and fetches robots.txt
+    # again after ROBOTRULES_RETRY_DELAY.
+    assert robots[:4] == ["503", "503", "503", "200"], crawl.log
+    assert crawl.stats.get("robotrules/response_status_count/503", 0) >= 1, crawl.log
+    assert {"flaky/", "flaky/status.html"} <= crawl.pages("crawled"), crawl.log
+
+
+def test_crawl_delay_applied(crawls: dict[str, Crawl]) -> None:
+    crawl = crawls[DEFAULT]
+    assert "robotrules/crawl_delay/applied" in crawl.stats, crawl.log
