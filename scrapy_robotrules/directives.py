@@ -12,7 +12,9 @@ from typing import NamedTuple
 
 __all__ = ["RequestRate", "UtcWindow", "parse_crawl_delay", "parse_request_rate", "parse_window"]
 
-_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+# A float written with ASCII digits; float() alone would also take "nan",
+# "1_0" and non-ASCII digits.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WINDOW = re.compile(r"([0-9]{2})([0-9]{2})[ \t]*-[ \t]*([0-9]{2})([0-9]{2})")
 _RATE = re.compile(
     r"([0-9]+)[ \t]*/[ \t]*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)?[ \t]*([smhd]?)(?:[ \t]+(\S.*))?",
@@ -59,7 +61,10 @@ def parse_crawl_delay(value: str) -> float | None:
     """Seconds, or ``None`` unless a finite number >= 0."""
     if _NUMBER.fullmatch(value) is None:
         return None
-    return float(value)
+    seconds = float(value)
+    if not 0 <= seconds < float("inf"):
+        return None
+    return abs(seconds)  # "-0" is 0
 
 
 def parse_window(value: str) -> UtcWindow | None:

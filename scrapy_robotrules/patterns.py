@@ -10,9 +10,8 @@ microseconds. (Protego's regex translation of the same pattern was a ReDoS.)
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
-from .urls import KEEP, normalize, origin_of
+from .urls import KEEP, normalize, origin_of, url_path_and_query
 
 __all__ = ["Pattern", "compile_matcher", "resolve_value"]
 
@@ -96,13 +95,14 @@ def resolve_value(value: str, robots_url: str | None) -> str | None:
         return None
     try:
         same_origin = origin_of(value) == origin_of(robots_url)
-        parts = urlsplit(value)
     except ValueError:
         return None
     if not same_origin:
         return None
-    path = parts.path or "/"
-    return f"{path}?{parts.query}" if parts.query else path
+    # Path and query as written (an empty query "?" included), after the
+    # scheme and authority.
+    rest = url_path_and_query(value)
+    return rest if rest.startswith("/") else "/" + rest
 
 
 def compile_matcher(value: str) -> str | Pattern | None:

@@ -192,7 +192,7 @@ class RuleIndex:
     path is only tried against buckets it starts with, each in rank order.
     """
 
-    __slots__ = ("_best", "_buckets", "_kind", "_plain", "_wild")
+    __slots__ = ("_best", "_buckets", "_kind", "_plain", "_root", "_wild")
 
     def __init__(
         self,
@@ -221,6 +221,11 @@ class RuleIndex:
             shape, piece = _shape(pattern)
             entry = (rank, shape, piece, len(pattern.prefix), pattern, record)
             buckets.setdefault(pattern.prefix, []).append(entry)
+        # Every normalised path starts with "/": the "" and "/" buckets always
+        # apply, so they are one list, tried first without a prefix lookup.
+        root = buckets.pop("", []) + buckets.pop("/", [])
+        root.sort(key=itemgetter(0))
+        self._root = root
         for bucket in buckets.values():
             bucket.sort(key=itemgetter(0))
         self._wild = _PrefixSet(sorted(buckets))
@@ -231,11 +236,15 @@ class RuleIndex:
         best_rank = _NO_RANK
         best: RuleRecord | None = None
         plain = self._plain
-        if plain.items:
-            i = plain.longest(path)
+        prefixes = plain.items
+        if prefixes:
+            # Inline fast path of plain.longest(): the greatest prefix not
+            # above the path is usually the answer itself.
+            i = bisect_right(prefixes, path) - 1
+            if i >= 0 and not path.startswith(prefixes[i]):
+                i = plain.longest(path)
             if i >= 0:
                 kind = self._kind
-                prefixes = plain.items
                 best = self._best[prefixes[i]]
                 if kind == 0:
                     # The longest prefix is the most specific plain rule.
@@ -250,18 +259,27 @@ class RuleIndex:
                         if rank < best_rank:
                             best_rank, best = rank, other
                         i = plain.parent(i)
+        if self._root:
+            best_rank, best = _scan(self._root, path, best_rank, best)
         if self._buckets:
             for bucket in self._wild.all(path):
-                for rank, shape, piece, offset, pattern, rule in self._buckets[bucket]:
-                    if rank >= best_rank:
-                        break
-                    if shape == _FIND:
-                        found = path.find(piece, offset) >= 0
-                    elif shape == _ENDS:
-                        found = path.endswith(piece) and len(path) - len(piece) >= offset
-                    else:
-                        found = piece in path and pattern.matches(path)
-                    if found:
-                        best_rank, best = rank, rule
-                        break
+                best_rank, best = _scan(self._buckets[bucket], path, best_rank, best)
         return best
+
+
+def _scan(
+    bucket: list[_Wild], path: str, best_rank: int, best: RuleRecord | None
+) -> tuple[int, RuleRecord | None]:
+    """The bucket's first matching rule in rank order, if it ranks above ``best``."""
+    for rank, shape, piece, offset, pattern, rule in bucket:
+        if rank >= best_rank:
+            break
+        if shape == _FIND:
+            if path.find(piece, offset) >= 0:
+                return rank, rule
+        elif shape == _ENDS:
+            if path.endswith(piece) and len(path) - len(piece) >= offset:
+                return rank, rule
+        elif piece in path and pattern.matches(path):
+            return rank, rule
+    return best_rank, best

@@ -22,7 +22,6 @@ __all__ = [
     "KEY_NAMES",
     "FileLayout",
     "RawGroup",
-    "clean_member_items",
     "count_unknown",
     "decode_value",
     "member_items",
@@ -44,8 +43,8 @@ _SPELLINGS: dict[str, tuple[str, ...]] = {
     "sitemap": ("sitemap", "site-map", "sitemaps"),
     "host": ("host",),
 }
-KEY_NAMES: dict[bytes, str] = {
-    spelling.encode(): name for name, spellings in _SPELLINGS.items() for spelling in spellings
+KEY_NAMES: dict[str, str] = {
+    spelling: name for name, spellings in _SPELLINGS.items() for spelling in spellings
 }
 _MEMBERS = ("allow", "disallow", "crawl-delay", "request-rate", "visit-time")
 
@@ -98,12 +97,11 @@ def _lines(names: tuple[str, ...], *, every_line: bool = False) -> re.Pattern[by
 
 _MEMBER_LINES = _lines(_MEMBERS)
 _KNOWN_LINES = _lines(tuple(_SPELLINGS))
-_EVERY_MEMBER_LINE = _lines(_MEMBERS, every_line=True)
 # File structure in one scan: User-agent lines, and the file-wide Sitemap and
 # Host lines that may stand anywhere.
 _OUTLINE_LINES = _lines(("user-agent", "sitemap", "host"))
 _CONTENT_LINES = re.compile(rb"\n" + _WS + rb"*[^ \t\v\f\n#]")
-BLANKS = b" \t\v\f"
+BLANKS = " \t\v\f"
 
 
 class RawGroup(NamedTuple):
@@ -157,7 +155,7 @@ def read_bytes(content: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> tuple[
 
 def decode_value(value: bytes) -> str:
     """Decode a value; bytes that are not UTF-8 survive as surrogate escapes."""
-    return value.rstrip(BLANKS).decode("utf-8", "surrogateescape")
+    return value.decode("utf-8", "surrogateescape").rstrip(BLANKS)
 
 
 def _key_value(match: re.Match[bytes]) -> tuple[bytes, bytes]:
@@ -218,24 +216,17 @@ def read_layout(data: bytes) -> FileLayout:
     return FileLayout(groups, list(sitemaps), host, unknown)
 
 
-# A body whose lines, comments aside, hold only characters that need no
-# percent-normalising (and the syntax's ``:``, space, ``*`` and ``$``): the
-# common case, read by the fast path below. Two linear passes, comments out
-# first: one regex for both would backtrack without end on a dirty body.
-_COMMENTS = re.compile(rb"#[^\n]*")
-_UNCLEAN = re.compile(rb"[^A-Za-z0-9\-._~:/?\[\]@!&'()+,;= \n*$]")
-
-
 def _fast_member_line() -> re.Pattern[str]:
     """One match per line: (plain Allow value, plain Disallow value, key, value, value2).
 
-    A plain value starts with ``/`` and has no ``*``, ``$`` or space: in a
-    clean body it is its own normalised form and needs no Python work. Any
-    other member line falls to the general groups, as :func:`_lines` reads it.
+    A plain value starts with ``/`` and holds only characters that need no
+    percent-normalising (no ``%``, ``*``, ``$``, space or non-ASCII): it is
+    its own normalised form and needs no Python work. Any other member line
+    falls to the general groups, as :func:`_lines` reads it.
     """
     allow = _trie([s.encode() for s in _SPELLINGS["allow"]])
     disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
-    plain = rb" *:[ ]*(/[^ #*$\n]*) *(?![^#\n])"
+    plain = rb" *:[ ]*(/[A-Za-z0-9\-._~:/?\[\]@!&'()+,;=]*) *(?![^#\n])"
     every = _lines(_MEMBERS, every_line=True).pattern
     general = every[every.index(b"(?:") + 3 : -2]  # without the leading "\n(?:" and ")?"
     pattern = rb"\n(?: *" + allow + plain + rb"| *" + disallow + plain + rb"|" + general + rb")?"
@@ -245,22 +236,11 @@ def _fast_member_line() -> re.Pattern[str]:
 _FAST_MEMBER_LINE = _fast_member_line()
 
 
-def member_items(body: bytes) -> list[tuple[bytes, bytes, bytes]]:
-    """One (key, colon value, two-word value) per line of a group's member text.
+def member_items(body: bytes) -> list[tuple[str, str, str, str, str]]:
+    """Per line of a group's member text: (plain Allow, plain Disallow, key, value, value2).
 
-    Lines that are not members give empty keys, so an item's index is its
+    Lines that are not members give empty strings, so an item's index is its
     line offset. ``body`` starts with the ``\\n`` before its first line, as
     :func:`read_layout` cuts it.
     """
-    return _EVERY_MEMBER_LINE.findall(body)
-
-
-def clean_member_items(body: bytes) -> list[tuple[str, str, str, str, str]] | None:
-    """Per line (plain Allow, plain Disallow, key, value, value2), or ``None``.
-
-    ``None`` when some value may need percent-normalising: then
-    :func:`member_items` is the way.
-    """
-    if _UNCLEAN.search(_COMMENTS.sub(b"", body) if b"#" in body else body) is not None:
-        return None
     return _FAST_MEMBER_LINE.findall(body.decode("utf-8", "surrogateescape"))

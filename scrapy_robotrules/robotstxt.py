@@ -31,17 +31,17 @@ from .reading import (
     DEFAULT_MAX_SIZE,
     KEY_NAMES,
     RawGroup,
-    clean_member_items,
     count_unknown,
     member_items,
     read_bytes,
     read_layout,
 )
-from .urls import request_path
+from .urls import CLEAN_URL, request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
 
 _ROBOTS_PATH = "/robots.txt"
+_CLEAN_URL = CLEAN_URL.fullmatch
 _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
 _MAX_VIEWS = 64
 
@@ -57,7 +57,7 @@ _FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 # The spellings nearly every file uses, looked up as written.
 _COMMON_KEYS = {
     spelling: KEY_NAMES[spelling.lower()]
-    for spelling in (b"Disallow", b"Allow", b"disallow", b"allow", b"DISALLOW", b"ALLOW")
+    for spelling in ("Disallow", "Allow", "disallow", "allow", "DISALLOW", "ALLOW")
 }
 
 
@@ -85,49 +85,36 @@ class _Members:
         self.crawl_delay: float | None = None
         self.request_rates: list[RequestRate] = []
         self.visit_times: list[UtcWindow] = []
-        clean = clean_member_items(raw.body)
-        if clean is not None:
-            # Plain rules straight from the regex, assembled in C (compress,
-            # zip); only the other member lines go through Python one by one.
-            lines = range(raw.body_line, raw.body_line + len(clean))
-            allows = list(map(_FIRST, clean))
-            allowed = list(compress(allows, allows))
-            plain_allow = list(
-                zip(compress(lines, allows), repeat(True), allowed, allowed, strict=False)
+        items = member_items(raw.body)
+        # Plain rules straight from the regex, assembled in C (compress, zip);
+        # only the other member lines go through Python one by one.
+        lines = range(raw.body_line, raw.body_line + len(items))
+        allows = list(map(_FIRST, items))
+        allowed = list(compress(allows, allows))
+        plain_allow = list(
+            zip(compress(lines, allows), repeat(True), allowed, allowed, strict=False)
+        )
+        disallows = list(map(_SECOND, items))
+        disallowed = list(compress(disallows, disallows))
+        plain_disallow = list(
+            zip(compress(lines, disallows), repeat(False), disallowed, disallowed, strict=False)
+        )
+        keys = list(map(_THIRD, items))
+        others = [
+            (line, key, value or value2)
+            for line, (_, _, key, value, value2) in zip(
+                compress(lines, keys), compress(items, keys), strict=True
             )
-            disallows = list(map(_SECOND, clean))
-            disallowed = list(compress(disallows, disallows))
-            plain_disallow = list(
-                zip(compress(lines, disallows), repeat(False), disallowed, disallowed, strict=False)
-            )
-            keys = list(map(_THIRD, clean))
-            others = [
-                (line, key.encode(), (value or value2).encode("utf-8", "surrogateescape"))
-                for line, (_, _, key, value, value2) in zip(
-                    compress(lines, keys), compress(clean, keys), strict=True
-                )
-            ]
-        else:
-            items = member_items(raw.body)
-            keys_b = list(map(itemgetter(0), items))
-            others = [
-                (line, key, value or value2)
-                for line, (key, value, value2) in zip(
-                    compress(range(raw.body_line, raw.body_line + len(items)), keys_b),
-                    compress(items, keys_b),
-                    strict=True,
-                )
-            ]
+        ]
         for line, key, value in others:
             name = _COMMON_KEYS.get(key) or KEY_NAMES[key.lower()]
-            raw_value = value.rstrip(BLANKS)
+            written = value.rstrip(BLANKS)
             if name in ("disallow", "allow"):
-                if not raw_value:
+                if not written:
                     continue  # SPEC 4: an empty value is no rule at all.
                 allow = name == "allow"
-                written = raw_value.decode("utf-8", "surrogateescape")
                 resolved = written
-                if raw_value[:1] not in (b"/", b"*"):
+                if written[:1] not in ("/", "*"):
                     absolute = resolve_value(written, robots_url)
                     if absolute is None:
                         continue
@@ -142,7 +129,7 @@ class _Members:
                 else:
                     self.wild.append(((line, allow, written, matcher), matcher))
                 continue
-            text = raw_value.decode("utf-8", "surrogateescape")
+            text = written
             if name == "crawl-delay":
                 delay = parse_crawl_delay(text)
                 if delay is not None and (self.crawl_delay is None or delay > self.crawl_delay):
@@ -155,6 +142,11 @@ class _Members:
                 window = parse_window(text)
                 if window is not None:
                     self.visit_times.append(window)
+        if others:
+            # Rules read one by one came after the regex-built ones: restore
+            # file order, which ranks and ties depend on.
+            plain_allow.sort()
+            plain_disallow.sort()
         self.plain_allow = plain_allow
         self.plain_disallow = plain_disallow
 
@@ -347,7 +339,15 @@ class RobotsTxt:
         index = self._views.get((agent, precedence, agent_match))
         if index is None:
             index = self._index(agent, precedence, agent_match)
-        path = request_path(url)
+        # Inline fast path of request_path(): an absolute URL whose path
+        # needs no normalising.
+        clean = _CLEAN_URL(url)
+        if clean is None:
+            path = request_path(url)
+        else:
+            path = clean.group(1)
+            if path[:1] != "/":
+                path = "/" + path
         if path.startswith(_ROBOTS_PATH) and is_robots_path(path):
             return True
         found = index.decide(path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-__all__ = ["normalize", "origin_of", "request_path"]
+__all__ = ["CLEAN_URL", "KEEP", "normalize", "origin_of", "request_path", "url_path_and_query"]
 
 # Characters that stay as they are: unreserved and the RFC 3986 reserved set
 # (SPEC 4). ``%``, ``*`` and ``$`` are not here: they always need a look.
@@ -56,10 +56,16 @@ def normalize(text: str) -> str:
 
 # An absolute URL whose path needs no normalisation: the common case, taken
 # in one C call. Group 1 is the path (maybe empty), params and query.
-_CLEAN_URL = re.compile(
+CLEAN_URL = re.compile(
     f"[A-Za-z][A-Za-z0-9+.\\-]*://[^/?#]*((?:[/?][{KEEP.replace('#', '')}]*)?)(?:#.*)?", re.DOTALL
 )
 _URL_PATH = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]*:)?(?://[^/?#]*)?([^#]*)", re.DOTALL)
+
+
+def url_path_and_query(url: str) -> str:
+    """What follows scheme and authority in ``url``, fragment dropped, not normalised."""
+    match = _URL_PATH.match(url)
+    return (match.group(1) if match is not None else url).partition("#")[0]
 
 
 def request_path(url: str) -> str:
@@ -68,7 +74,7 @@ def request_path(url: str) -> str:
     ``url`` may be absolute (``http://h/p?q``), scheme-relative (``//h/p``) or
     a bare path (``/p``). The fragment is dropped. The result is normalised.
     """
-    clean = _CLEAN_URL.fullmatch(url)
+    clean = CLEAN_URL.fullmatch(url)
     if clean is not None:
         path = clean.group(1)
         if path[:1] == "/":

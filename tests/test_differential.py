@@ -480,6 +480,10 @@ EDGE_CASES = [
     pytest.param(
         b"\xef\xbb\xbf" + _filled("Disallow: /a\n", 0).encode(), "/a", "x", None, id="limit-bom"
     ),
+    # SPEC 5/7: of equal rules the deciding one is the first in file order, whatever its syntax.
+    pytest.param("User-agent: *\nAllow /a\nAllow: /a\n", "/a", "x", None, id="tie-no-colon"),
+    pytest.param("User-agent: *\nDisallow /\nDisallow :/\n", "/", "x", None, id="tie-no-colon-2"),
+    pytest.param("User-agent: *\nAllow: /a\nAllow /a\n", "/a", "x", None, id="tie-colon-first"),
     # SPEC 3: empty agent values.
     pytest.param("User-agent:\nDisallow: /a\nUser-agent: *\nAllow: /\n", "/a", "", None),
     pytest.param("User-agent:\nDisallow: /a\n", "/a", "FooBot", None, id="ua-empty"),

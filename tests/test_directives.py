@@ -26,13 +26,26 @@ def window(start: str, end: str) -> UtcWindow:
 
 @pytest.mark.parametrize(
     ("value", "seconds"),
-    [("5", 5.0), ("0", 0.0), ("10", 10.0), ("1.5", 1.5), ("0.25", 0.25), (".5", 0.5)],
+    [
+        ("5", 5.0),
+        ("0", 0.0),
+        ("10", 10.0),
+        ("1.5", 1.5),
+        ("0.25", 0.25),
+        (".5", 0.5),
+        # SPEC 6 says "float": exponents and signs are floats too.
+        ("1e3", 1000.0),
+        ("+2", 2.0),
+        ("-0", 0.0),
+    ],
 )
 def test_crawl_delay_numbers(value: str, seconds: float) -> None:
     assert group(f"Crawl-delay: {value}").crawl_delay("bot") == seconds
 
 
-@pytest.mark.parametrize("value", ["abc", "-1", "-0.5", "inf", "nan", "NaN", "1e3", "1,5", "5s"])
+@pytest.mark.parametrize(
+    "value", ["abc", "-1", "-0.5", "inf", "nan", "NaN", "1e400", "1_0", "1,5", "5s", "\u0663"]
+)
 def test_invalid_crawl_delay_is_ignored(value: str) -> None:
     assert group(f"Crawl-delay: {value}").crawl_delay("bot") is None
 
