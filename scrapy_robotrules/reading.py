@@ -85,14 +85,17 @@ def _lines(names: tuple[str, ...], *, every_line: bool = False) -> re.Pattern[by
     firsts = sorted({s[:1] for s in spellings})
     # A spelled-out space makes three words of the colon-less form.
     two_words = b"".join(
-        b"(?<!" + re.escape(b" " + s.split(b" ", 1)[1]) + b")" for s in spellings if b" " in s
+        b"(?i:(?<!" + re.escape(b" " + s.split(b" ", 1)[1]) + b"))" for s in spellings if b" " in s
     )
+    # Case is ignored in the key only: a pattern-wide IGNORECASE would fold
+    # every character of every value the engine looks at, several times over.
     line = (
-        b"(?=" + _WS + b"*[" + b"".join(firsts) + b"])" + _WS + b"*(" + _trie(spellings) + b")"
+        b"(?=" + _WS + b"*(?i:[" + b"".join(firsts) + b"]))" + _WS + b"*((?i:" + _trie(spellings)
+        + b"))"
         + b"(?:" + _WS + b"*:" + _WS + b"*([^#\n]*)"
         + b"|" + two_words + _WS + b"+([^ \t\v\f\n#:]+)" + _WS + b"*(?![^#\n]))"
     )  # fmt: skip
-    return re.compile(b"\n(?:" + line + (b")?" if every_line else b")"), re.IGNORECASE)
+    return re.compile(b"\n(?:" + line + (b")?" if every_line else b")"))
 
 
 _MEMBER_LINES = _lines(_MEMBERS)
@@ -217,7 +220,7 @@ def read_layout(data: bytes) -> FileLayout:
 
 
 def _fast_member_line() -> re.Pattern[str]:
-    """One match per line: (plain Allow value, plain Disallow value, key, value, value2).
+    """One match per line: (plain Disallow value, plain Allow value, key, value, value2).
 
     A plain value starts with ``/`` and holds only characters that need no
     percent-normalising (no ``%``, ``*``, ``$``, space or non-ASCII): it is
@@ -229,15 +232,19 @@ def _fast_member_line() -> re.Pattern[str]:
     plain = rb" *:[ ]*(/[A-Za-z0-9\-._~:/?\[\]@!&'()+,;=]*) *(?![^#\n])"
     every = _lines(_MEMBERS, every_line=True).pattern
     general = every[every.index(b"(?:") + 3 : -2]  # without the leading "\n(?:" and ")?"
-    pattern = rb"\n(?: *" + allow + plain + rb"| *" + disallow + plain + rb"|" + general + rb")?"
-    return re.compile(pattern.decode("ascii"), re.IGNORECASE | re.ASCII)
+    # Disallow first: most member lines are Disallow lines.
+    pattern = (
+        rb"\n(?: *(?i:" + disallow + rb")" + plain + rb"| *(?i:" + allow + rb")" + plain
+        + rb"|" + general + rb")?"
+    )  # fmt: skip
+    return re.compile(pattern.decode("ascii"), re.ASCII)
 
 
 _FAST_MEMBER_LINE = _fast_member_line()
 
 
 def member_items(body: bytes) -> list[tuple[str, str, str, str, str]]:
-    """Per line of a group's member text: (plain Allow, plain Disallow, key, value, value2).
+    """Per line of a group's member text: (plain Disallow, plain Allow, key, value, value2).
 
     Lines that are not members give empty strings, so an item's index is its
     line offset. ``body`` starts with the ``\\n`` before its first line, as

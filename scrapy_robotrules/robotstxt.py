@@ -89,15 +89,15 @@ class _Members:
         # Plain rules straight from the regex, assembled in C (compress, zip);
         # only the other member lines go through Python one by one.
         lines = range(raw.body_line, raw.body_line + len(items))
-        allows = list(map(_FIRST, items))
-        allowed = list(compress(allows, allows))
-        plain_allow = list(
-            zip(compress(lines, allows), repeat(True), allowed, allowed, strict=False)
-        )
-        disallows = list(map(_SECOND, items))
+        disallows = list(map(_FIRST, items))
         disallowed = list(compress(disallows, disallows))
         plain_disallow = list(
             zip(compress(lines, disallows), repeat(False), disallowed, disallowed, strict=False)
+        )
+        allows = list(map(_SECOND, items))
+        allowed = list(compress(allows, allows))
+        plain_allow = list(
+            zip(compress(lines, allows), repeat(True), allowed, allowed, strict=False)
         )
         keys = list(map(_THIRD, items))
         others = [
