@@ -71,6 +71,9 @@ ROBOTS_PRIORITY = 1000
 """Priority of robots.txt requests, as Scrapy's own middleware gives them."""
 
 STATS_PREFIX = "robotrules/"
+DOWNLOAD_SIZE_FACTOR = 10
+"""A robots.txt body, decompressed, may be this many times ROBOTRULES_MAX_SIZE before
+the download is refused (``download_maxsize``): beyond, it counts as unreachable."""
 _UNCHECKED_SCHEMES = ("data", "file")
 _EMPTY = RobotsTxt.parse(b"")
 
@@ -86,6 +89,10 @@ class RobotsTxtUnreachable(IgnoreRequest):
             f"robots.txt unreachable: {origin}/robots.txt has failed"
             f" for {seconds:.1f} s (last: {error})"
         )
+
+    def __reduce__(self) -> tuple[type[RobotsTxtUnreachable], tuple[str, float, str]]:
+        # Kept in request meta, which JOBDIR crawls pickle.
+        return type(self), (self.origin, self.seconds, self.error)
 
 
 class _Politeness(NamedTuple):
@@ -117,6 +124,7 @@ class _Origin:
         "fetching",
         "last_error",
         "name",
+        "parked",
         "retry_call",
         "robots_url",
         "timeout_call",
@@ -132,6 +140,8 @@ class _Origin:
         """The latest request that needed this origin: robots.txt fetches copy its meta."""
         self.fetching = False
         self.waiters: list[Deferred[Entry | None]] = []
+        self.parked = 0
+        """How many of the waiters are parked requests (outside scheduler and downloader)."""
         self.failures = 0
         self.unreachable_since: float | None = None
         self.last_error = ""
@@ -173,6 +183,12 @@ class RobotsManager:
         self._politeness: dict[str, _Politeness] = {}
         self._running: set[Deferred[None]] = set()
         self._waiting = 0
+        self._parked: dict[int, Request] = {}
+        """Parked requests by the id of their waiter."""
+        limit = DOWNLOAD_SIZE_FACTOR * config.max_size
+        scrapy_limit = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        self._download_maxsize = min(limit, scrapy_limit) if scrapy_limit > 0 else limit
+        """Bytes a robots.txt download (or decompression) may reach before it is refused."""
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod
@@ -226,6 +242,52 @@ class RobotsManager:
             # What woke this request is the entry to decide with, even if the
             # database has dropped it again since (eviction).
             entry = await self._wait(self._origins[origin])
+
+    # Parking: requests whose origin has no rules yet wait outside the
+    # scheduler and the downloader, so they hold no concurrency slot.
+
+    def park(self, request: Request) -> bool:
+        """Hold ``request`` until its origin's robots.txt fetch ends, then offer it again.
+
+        Call after :meth:`decide_now` returned ``None`` (which started the
+        fetch). The request goes back through ``engine.crawl``, to be decided
+        then, once the fetch ends or the origin's unreachable timeout passes.
+        ``False`` (not parked) when the origin already has
+        ``ROBOTRULES_MAX_WAITING_PER_ORIGIN`` parked requests: the caller lets
+        it into the scheduler, and the middleware makes it wait there.
+        """
+        state = self._origins.get(origin_of(request.url))
+        if state is None or state.parked >= self.config.max_waiting_per_origin:
+            return False
+        waiter: Deferred[Entry | None] = Deferred()
+        state.waiters.append(waiter)
+        state.parked += 1
+        self._parked[id(waiter)] = request
+        self._waiting += 1
+        self.stats.max_value(f"{STATS_PREFIX}waiting/max", self._waiting)
+
+        def offer_again(_: Entry | None) -> None:
+            state.parked -= 1
+            self._waiting -= 1
+            if self._parked.pop(id(waiter), None) is None:
+                return  # taken by a closing scheduler
+            engine = self.crawler.engine
+            if engine is None or engine.spider is None:
+                return  # the crawl is over; nothing can take it any more
+            engine.crawl(request)
+
+        waiter.addCallback(offer_again)
+        return True
+
+    def pending(self) -> bool:
+        """Whether requests are parked or robots.txt fetches are under way."""
+        return bool(self._parked) or any(s.fetching for s in self._origins.values())
+
+    def take_parked(self) -> list[Request]:
+        """Every parked request, no longer parked: for a scheduler about to close."""
+        requests = list(self._parked.values())
+        self._parked.clear()
+        return requests
 
     def _robots_path_decision(self, url: str) -> Decision:
         # SPEC 4: /robots.txt itself is always allowed; no need to wait for it.
@@ -394,6 +456,10 @@ class RobotsManager:
             "dont_redirect": True,
             # Wherever robots.txt redirects to, it is no offsite request.
             "allow_offsite": True,
+            # Only the first ROBOTRULES_MAX_SIZE bytes are read; a body (or a
+            # decompressed body: a gzip bomb) far beyond that is refused
+            # early, before it fills memory, and counts as unreachable.
+            "download_maxsize": self._download_maxsize,
         }
         for key in ("proxy", "download_slot"):
             if key in trigger.meta:
@@ -419,6 +485,13 @@ class RobotsManager:
                 return _Fetched(response, url, None)
             target = urljoin(url, safe_url_string(location))
             if urlsplit(target).scheme not in ("http", "https"):
+                # Not followed: the 3xx stays final, which means no robots.txt.
+                logger.debug(
+                    "robots.txt redirect (%(status)d) to a non-HTTP URL %(target)s from %(url)s:"
+                    " not followed",
+                    {"status": response.status, "target": target, "url": url},
+                    extra={"spider": self.crawler.spider},
+                )
                 return _Fetched(response, url, None)
             logger.debug(
                 "robots.txt redirect (%(status)d) to %(target)s from %(url)s",
@@ -445,10 +518,20 @@ class RobotsManager:
             for key in response.headers
             if (value := response.headers.get(key)) is not None
         }
-        lifetime = freshness_lifetime(headers, max_age=self.config.max_age, now=now)
+        lifetime = freshness_lifetime(
+            headers, max_age=self.config.max_age, min_age=self.config.min_age, now=now
+        )
         robots = None
         if outcome is Outcome.RULES:
             robots = RobotsTxt.parse(response.body, state.robots_url, max_size=self.db.max_size)
+            if robots.truncated:
+                self._inc("truncated")
+                logger.info(
+                    "robots.txt of %(origin)s is larger than ROBOTRULES_MAX_SIZE"
+                    " (%(size)d > %(limit)d bytes): only its first part was read",
+                    {"origin": state.name, "size": len(response.body), "limit": self.db.max_size},
+                    extra={"spider": self.crawler.spider},
+                )
         entry = self.db.put(
             state.robots_url,
             outcome,
@@ -592,9 +675,9 @@ class RobotsManager:
     def _inc(self, key: str) -> None:
         self.stats.inc_value(f"{STATS_PREFIX}{key}")
 
-    def count(self, verdict: str) -> None:
-        """Count a checked request: ``allowed``, ``forbidden`` or ``unreachable``."""
-        self._inc(verdict)
+    def count(self, verdict: str, by: int = 1) -> None:
+        """Count a checked request: ``offered``, ``allowed``, ``forbidden`` or ``unreachable``."""
+        self.stats.inc_value(f"{STATS_PREFIX}{verdict}", by)
 
     def summary(self) -> str:
         """One line on the crawl's robots.txt: origins, fetches, drops, slowest file."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
+from .extension import DECIDED
 from .manager import RobotsManager, RobotsTxtUnreachable
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["RobotRulesMiddleware"]
 
 logger = logging.getLogger(__name__)
+
+FORBIDDEN = "Forbidden by robots.txt: "
 
 
 class RobotRulesMiddleware:
@@ -44,6 +47,25 @@ class RobotRulesMiddleware:
     async def process_request(self, request: Request) -> None:
         manager = self.manager
         if not manager.checks(request):
+            return
+        decided = request.meta.get(DECIDED)
+        if isinstance(decided, IgnoreRequest):
+            # Decided when it was scheduled, and let through for its errback.
+            if isinstance(decided, RobotsTxtUnreachable):
+                manager.count("unreachable")
+                message, reason = "Dropped %(request)s: %(reason)s", str(decided)
+            else:
+                manager.count("forbidden")
+                message = "Forbidden by robots.txt: %(request)s %(reason)s"
+                reason = str(decided).removeprefix(FORBIDDEN)
+            logger.debug(
+                message,
+                {"request": request, "reason": reason},
+                extra={"spider": self.crawler.spider},
+            )
+            raise decided
+        if decided:
+            await self._recheck(request)
             return
         try:
             decision = await manager.decide(request)
@@ -65,4 +87,23 @@ class RobotRulesMiddleware:
             {"request": request, "reason": decision.reason},
             extra={"spider": self.crawler.spider},
         )
+        raise IgnoreRequest(f"{FORBIDDEN}{decision.reason}")
+
+    async def _recheck(self, request: Request) -> None:
+        """The final gate for a request allowed when it was scheduled.
+
+        The rules are normally still at hand and say the same; counted only
+        if a newer robots.txt now forbids it (moved from allowed to
+        forbidden, so the counts still add up).
+        """
+        manager = self.manager
+        try:
+            decision = await manager.decide(request)
+        except RobotsTxtUnreachable:
+            return  # allowed by the rules it was scheduled under
+        if decision.allowed:
+            manager.apply_crawl_delay(request)
+            return
+        manager.count("allowed", -1)
+        manager.count("forbidden")
         raise IgnoreRequest(f"Forbidden by robots.txt: {decision.reason}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .agents import AGENT_MATCH_STYLES, TOKEN, product_token
-from .fetch_policy import DEFAULT_MAX_AGE, UNAUTHORIZED_CHOICES
+from .fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED_CHOICES
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
 
@@ -41,9 +41,11 @@ DEFAULTS: dict[str, Any] = {
     "ROBOTRULES_RETRY_DELAY": 5.0,
     "ROBOTRULES_UNREACHABLE_TIMEOUT": 300.0,
     "ROBOTRULES_MAX_AGE": DEFAULT_MAX_AGE,
+    "ROBOTRULES_MIN_AGE": DEFAULT_MIN_AGE,
     "ROBOTRULES_CACHE_SIZE": 100_000,
     "ROBOTRULES_CRAWL_DELAY": True,
     "ROBOTRULES_MAX_CRAWL_DELAY": 60.0,
+    "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 1000,
 }
 """Every setting this package reads, with its default."""
 
@@ -72,9 +74,11 @@ class RobotRulesConfig:
     retry_delay: float = 5.0
     unreachable_timeout: float = 300.0
     max_age: float = DEFAULT_MAX_AGE
+    min_age: float = DEFAULT_MIN_AGE
     cache_size: int = 100_000
     crawl_delay: bool = True
     max_crawl_delay: float = 60.0
+    max_waiting_per_origin: int = 1000
 
     @property
     def product_token(self) -> str:
@@ -115,10 +119,16 @@ class RobotRulesConfig:
                 "ROBOTRULES_UNREACHABLE_TIMEOUT", get("ROBOTRULES_UNREACHABLE_TIMEOUT")
             ),
             max_age=_seconds("ROBOTRULES_MAX_AGE", get("ROBOTRULES_MAX_AGE"), zero=False),
+            min_age=_seconds("ROBOTRULES_MIN_AGE", get("ROBOTRULES_MIN_AGE")),
             cache_size=_integer("ROBOTRULES_CACHE_SIZE", get("ROBOTRULES_CACHE_SIZE"), minimum=1),
             crawl_delay=_boolean("ROBOTRULES_CRAWL_DELAY", get("ROBOTRULES_CRAWL_DELAY")),
             max_crawl_delay=_seconds(
                 "ROBOTRULES_MAX_CRAWL_DELAY", get("ROBOTRULES_MAX_CRAWL_DELAY")
+            ),
+            max_waiting_per_origin=_integer(
+                "ROBOTRULES_MAX_WAITING_PER_ORIGIN",
+                get("ROBOTRULES_MAX_WAITING_PER_ORIGIN"),
+                minimum=0,
             ),
         )
 

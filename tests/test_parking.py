@@ -1,0 +1,178 @@
+"""Decisions at scheduling time: requests waiting for robots.txt are parked, not queued.
+
+A request whose origin has no rules yet waits outside the scheduler and the
+downloader, so a slow robots.txt delays its own site only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from crawling import RecordingSpider, async_test, run_spider
+from mockserver import MockServer, Reply, get_reactor
+from scrapy import Request
+from scrapy.http import Response
+from scrapy.utils.defer import deferred_from_coro
+from test_middleware import OURS, PRIVATE, robots_log, stat
+
+CRAWL_TESTS = True
+
+NARROW = {**OURS, "CONCURRENT_REQUESTS": 2, "CONCURRENT_REQUESTS_PER_DOMAIN": 2}
+"""Two download slots in all: without parking, two waiting requests fill them."""
+
+
+@async_test
+async def test_a_slow_robots_txt_does_not_hold_the_other_sites_back(
+    mockserver: MockServer,
+) -> None:
+    mockserver.set_robots("slow.test", Reply(body=PRIVATE, delay=0.8))
+    mockserver.set_robots("fast.test", Reply(body=PRIVATE))
+    slow = [mockserver.url("slow.test", f"/s{n}") for n in range(4)]
+    fast = [mockserver.url("fast.test", f"/f{n}") for n in range(12)]
+    result = await run_spider(RecordingSpider, NARROW, start_urls=[*slow, *fast])
+    assert sorted(result.crawled) == sorted(slow + fast)
+    [slow_robots] = robots_log(mockserver, "slow.test")
+    fast_pages = [r for r in mockserver.requests_for("fast.test") if r.path != "/robots.txt"]
+    # Every fast page was fetched while slow.test's robots.txt was still
+    # being answered: the requests waiting for it held no download slot.
+    assert len(fast_pages) == 12
+    assert max(r.time for r in fast_pages) < slow_robots.time + 0.8
+    assert stat(result, "parked") == 16  # each waited for its origin's first robots.txt
+    assert stat(result, "offered") == 16
+    assert stat(result, "allowed") == 16
+
+
+@async_test
+async def test_the_spider_stays_open_while_requests_are_parked(mockserver: MockServer) -> None:
+    # 503 first: the origin is unreachable, its request parked, and nothing
+    # at all is downloading during the retry delay; the spider must not close.
+    mockserver.set_robots("flaky.test", Reply(503), Reply(body=PRIVATE))
+    pages = [mockserver.url("flaky.test", "/page"), mockserver.url("flaky.test", "/private/x")]
+    settings: dict[str, Any] = {**OURS, "ROBOTRULES_RETRY_DELAY": 0.5}
+    result = await run_spider(RecordingSpider, settings, start_urls=pages)
+    assert result.crawled == [pages[0]]
+    assert result.ignored == [pages[1]]
+    assert len(robots_log(mockserver, "flaky.test")) == 2
+    assert stat(result, "parked") == 2
+    assert (stat(result, "allowed"), stat(result, "forbidden")) == (1, 1)
+
+
+@async_test
+async def test_requests_parked_past_the_unreachable_timeout_are_dropped_and_counted(
+    mockserver: MockServer,
+) -> None:
+    mockserver.set_robots("down.test", Reply(500))
+    pages = [mockserver.url("down.test", f"/{n}") for n in range(3)]
+    settings: dict[str, Any] = {
+        **OURS,
+        "ROBOTRULES_RETRY_DELAY": 0.2,
+        "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.6,
+    }
+    result = await run_spider(RecordingSpider, settings, start_urls=pages)
+    assert result.crawled == []
+    assert sorted(result.ignored) == sorted(pages)
+    assert stat(result, "unreachable") == 3
+    assert stat(result, "offered") == 3
+    assert result.messages("robots.txt unreachable")
+
+
+class PlainSpider(RecordingSpider):
+    """Requests without an errback: dropped requests never reach the scheduler."""
+
+    def request(self, url: str) -> Any:
+        request = super().request(url)
+        return request.replace(errback=None)
+
+
+@async_test
+async def test_counts_add_up_on_a_crawl_of_many_sites(mockserver: MockServer) -> None:
+    urls: list[str] = []
+    for site in range(30):
+        host = f"site{site}.test"
+        kind = site % 5
+        if kind == 0:
+            mockserver.set_robots(host, Reply(body=b"User-agent: *\nDisallow: /\n"))
+        elif kind == 1:
+            mockserver.set_robots(host, Reply(404))
+        elif kind == 2:
+            mockserver.set_robots(host, Reply(body=PRIVATE, delay=0.3))
+        elif kind == 3:
+            mockserver.set_robots(host, Reply(500))
+        else:
+            mockserver.set_robots(host, Reply(body=PRIVATE))
+        for page in ("/a", "/private/b", "/a"):  # with a duplicate
+            urls.append(mockserver.url(host, page))
+    settings: dict[str, Any] = {
+        **NARROW,
+        "ROBOTRULES_RETRY_DELAY": 0.2,
+        "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.8,
+    }
+    result = await run_spider(PlainSpider, settings, start_urls=urls)
+    enqueued = result.stats.get("scheduler/enqueued", 0)
+    filtered = result.stats.get("dupefilter/filtered", 0)
+    forbidden, unreachable = stat(result, "forbidden"), stat(result, "unreachable")
+    # Every request offered to the scheduler ends as scheduled, forbidden,
+    # unreachable or filtered as a duplicate.
+    assert stat(result, "offered") == len(urls) == 90
+    assert enqueued + filtered + forbidden + unreachable == 90
+    # Six sites of each kind; the second "/a" of each is a duplicate.
+    assert (enqueued, filtered) == (6 * (0 + 2 + 1 + 0 + 1), 30)
+    assert forbidden == 6 * (2 + 0 + 1 + 0 + 1)
+    assert unreachable == 6 * 2
+    assert len(result.crawled) == enqueued
+    assert stat(result, "parked") > 0
+
+
+class StoppingSpider(RecordingSpider):
+    """Yields its URLs, then stops its own crawl after ``stop_after`` seconds."""
+
+    name = "stopping"
+
+    def __init__(
+        self, urls: Sequence[str] = (), stop_after: float | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.urls = list(urls)
+        self.stop_after = stop_after
+
+    async def start(self) -> AsyncIterator[Request]:
+        if self.stop_after is not None:
+            get_reactor().callLater(
+                self.stop_after, lambda: deferred_from_coro(self.crawler.stop_async())
+            )
+        for url in self.urls:
+            # A spider method as callback: the request can be saved in JOBDIR.
+            yield Request(url, callback=self.parse)
+
+    def parse(self, response: Response) -> None:  # type: ignore[override]
+        pass
+
+
+@async_test
+async def test_a_crawl_stopped_with_requests_parked_resumes_with_them(
+    mockserver: MockServer, tmp_path: Path
+) -> None:
+    mockserver.set_robots("jobs.test", Reply(hang=True))
+    urls = [mockserver.url("jobs.test", path) for path in ("/a", "/b", "/private/c")]
+    settings: dict[str, Any] = {
+        **OURS,
+        "JOBDIR": str(tmp_path / "job"),
+        # The hung robots.txt fetch ends the graceful stop when it times out.
+        "DOWNLOAD_TIMEOUT": 2,
+    }
+    first = await run_spider(StoppingSpider, settings, urls=urls, stop_after=0.5)
+    assert first.stats.get("finish_reason") == "shutdown"
+    assert stat(first, "parked") == 3
+    pages = [r.path for r in mockserver.requests_for("jobs.test") if r.path != "/robots.txt"]
+    assert pages == []
+    # The parked requests were saved with the scheduler's queue.
+    assert first.stats.get("scheduler/enqueued/disk", 0) == 3
+
+    mockserver.set_robots("jobs.test", Reply(body=PRIVATE))
+    second = await run_spider(StoppingSpider, settings)
+    pages = [r.path for r in mockserver.requests_for("jobs.test") if r.path != "/robots.txt"]
+    assert sorted(pages) == ["/a", "/b"]
+    assert stat(second, "forbidden") == 1
+    assert second.stats.get("finish_reason") == "finished"
