@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import gzip
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -28,9 +28,8 @@ from crawling import (
     run_spider,
 )
 from mockserver import MockServer, Reply, get_reactor
-from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.asyncio import sleep
+from test_middleware import TimedSpider
 from twisted.internet.protocol import Factory, Protocol
 
 from scrapy_robotrules import Outcome
@@ -83,22 +82,6 @@ def entry_of(result: CrawlResult[Any], url: str) -> Entry:
 
 def robots_fetches(mockserver: MockServer, host: str) -> int:
     return len(mockserver.requests_for(host, "/robots.txt"))
-
-
-class TimedSpider(RecordingSpider):
-    """Requests each URL of ``plan`` that many seconds after the one before."""
-
-    name = "timed"
-
-    def __init__(self, plan: Sequence[tuple[float, str]] = (), **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.plan = list(plan)
-
-    async def start(self) -> AsyncIterator[Request]:
-        for pause, url in self.plan:
-            if pause:
-                await sleep(pause)
-            yield self.request(url)
 
 
 # Size.
