@@ -192,7 +192,7 @@ class RuleIndex:
     path is only tried against buckets it starts with, each in rank order.
     """
 
-    __slots__ = ("_best", "_buckets", "_kind", "_plain", "_root", "_wild")
+    __slots__ = ("_best", "_buckets", "_charsets", "_kind", "_plain", "_root", "_wild")
 
     def __init__(
         self,
@@ -230,6 +230,7 @@ class RuleIndex:
             bucket.sort(key=itemgetter(0))
         self._wild = _PrefixSet(sorted(buckets))
         self._buckets = [buckets[prefix] for prefix in self._wild.items]
+        self._charsets: dict[int, tuple[frozenset[str], list[frozenset[str]]]] = {}
 
     def decide(self, path: str) -> RuleRecord | None:
         """The deciding rule for the normalised ``path``, or ``None`` if none matches."""
@@ -259,6 +260,8 @@ class RuleIndex:
                         if rank < best_rank:
                             best_rank, best = rank, other
                         i = plain.parent(i)
+        if len(path) > _LONG_PATH and len(self._root) + len(self._buckets) > _MANY_RULES:
+            return self._decide_long(path, best_rank, best)
         if self._root:
             best_rank, best = _scan(self._root, path, best_rank, best)
         if self._buckets:
@@ -266,9 +269,40 @@ class RuleIndex:
                 best_rank, best = _scan(self._buckets[bucket], path, best_rank, best)
         return best
 
+    def _decide_long(self, path: str, best_rank: int, best: RuleRecord | None) -> RuleRecord | None:
+        """The wildcard part of :meth:`decide` for a very long path and many rules.
+
+        Scanning a path of 100,000 characters once per wildcard rule adds up
+        over thousands of rules. A rule needing a character the path does
+        not have cannot match: the characters a bucket's rules need are each
+        looked for once (``in``, a C scan), and rules needing a missing one
+        are turned away without a scan.
+        """
+        buckets = [(-1, self._root)] if self._root else []
+        buckets += [(i, self._buckets[i]) for i in self._wild.all(path)]
+        for key, bucket in buckets:
+            charsets = self._charsets.get(key)
+            if charsets is None:
+                each = [frozenset("".join(e[4].middle) + (e[4].last or "")) for e in bucket]
+                charsets = self._charsets[key] = (frozenset().union(*each), each)
+            needed_by_any, needed = charsets
+            missing = {char for char in needed_by_any if char not in path}
+            for chars, entry in zip(needed, bucket, strict=True):
+                if entry[0] >= best_rank:
+                    break
+                if chars.isdisjoint(missing):
+                    best_rank, best = _scan((entry,), path, best_rank, best)
+                    if best is entry[5]:
+                        break
+        return best
+
+
+_LONG_PATH = 2048
+_MANY_RULES = 16
+
 
 def _scan(
-    bucket: list[_Wild], path: str, best_rank: int, best: RuleRecord | None
+    bucket: Sequence[_Wild], path: str, best_rank: int, best: RuleRecord | None
 ) -> tuple[int, RuleRecord | None]:
     """The bucket's first matching rule in rank order, if it ranks above ``best``."""
     for rank, shape, piece, offset, pattern, rule in bucket:

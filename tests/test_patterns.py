@@ -214,3 +214,31 @@ def test_a_million_stars_cost_nothing_to_match() -> None:
     assert pattern.middle == ("x",)
     assert pattern.matches("/abcx")
     assert pattern.priority == 1 + 1_000_000 + 1
+
+
+LONG_CASES = [
+    "User-agent: *\nDisallow: /*x*y\nAllow: /*q$\nDisallow: /*.php$\n",
+    "User-agent: *\nAllow: /a*b\nDisallow: /*b*a\nDisallow: /a/*z\nAllow: /a/\n",
+    "User-agent: *\n" + "".join(f"Disallow: /*k{i}*m{i % 7}\n" for i in range(300)),
+]
+LONG_PATHS = [
+    "/" + "x" * 3000 + "y",
+    "/" + "x" * 3000,
+    "/" + "ab" * 2000 + "q",
+    "/a/" + "b" * 5000 + "z",
+    "/" + "é" * 2500 + ".php",
+    "/" + "%41" * 1500 + "k12m5",
+    "/" + "k299" + "x" * 4000 + "m5",
+]
+
+
+@pytest.mark.parametrize("content", LONG_CASES)
+@pytest.mark.parametrize("mode", ["most-specific", "first-match", "allow-first"])
+def test_long_paths_decide_as_the_reference_does(content: str, mode: str) -> None:
+    """Paths past the long-path threshold take another branch; same answers."""
+    from reference import reference_allowed
+
+    robots = RobotsTxt.parse(content)
+    for path in LONG_PATHS:
+        expected = reference_allowed(content, path, "bot", mode, "token")
+        assert robots.allowed(path, "bot", mode) == expected, path[:40]
