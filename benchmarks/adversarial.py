@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scrapy_robotrules import RobotsTxt  # noqa: E402
+from scrapy_robotrules import RobotsTxt
 
 CHECK_TARGET = 1e-3
 PARSE_TARGET = 0.5
