@@ -10,6 +10,7 @@ equate.
 from __future__ import annotations
 
 import re
+from binascii import hexlify, unhexlify
 from urllib.parse import urlsplit
 
 __all__ = ["CLEAN_URL", "KEEP", "normalize", "origin_of", "request_path", "url_path_and_query"]
@@ -24,30 +25,46 @@ _LONG = 512
 # Work is done a run at a time, never an octet at a time, so a path of
 # 100,000 escapes or non-ASCII characters costs a few C calls, not 100,000
 # Python ones: a run of %xx escapes, a stray %, or a run of octets to encode.
-_OCTET_WORK = re.compile(f"((?:%[0-9A-Fa-f]{{2}})+)|%|([^{KEEP}%]+)".encode())
+_OCTET_WORK = re.compile(f"(%[%0-9A-Fa-f]*)|([^{KEEP}%]+)".encode())
+_ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})?")
 _NOT_UNRESERVED = re.compile(rb"[^A-Za-z0-9\-._~]+")
+_UNRESERVED_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "ws": 80, "wss": 443}
 
 
 def _encode(run: bytes) -> bytes:
-    return b"%" + run.hex("%").upper().encode("ascii")
+    return b"%" + hexlify(run, b"%").upper()
 
 
 def _encode_match(match: re.Match[bytes]) -> bytes:
     return _encode(match.group())
 
 
+def _decoded(octets: bytes) -> bytes:
+    # Unreserved octets are decoded; every other one (reserved ones too:
+    # %2F is not "/") stays encoded, in upper-case hex.
+    if not octets.translate(None, _UNRESERVED_BYTES):
+        return octets
+    return _NOT_UNRESERVED.sub(_encode_match, octets)
+
+
+def _escape(match: re.Match[bytes]) -> bytes:
+    hexpair = match.group(1)
+    if hexpair is None:
+        return b"%25"  # a % not followed by two hex digits
+    return _decoded(unhexlify(hexpair))
+
+
 def _octets(match: re.Match[bytes]) -> bytes:
-    escapes = match.group(1)
-    if escapes is not None:
-        # Unreserved octets are decoded; every other one (reserved ones too:
-        # %2F is not "/") stays encoded, in upper-case hex.
-        octets = bytes.fromhex(escapes.replace(b"%", b"").decode("ascii"))
-        return _NOT_UNRESERVED.sub(_encode_match, octets)
-    run = match.group(2)
-    if run is not None:
-        return _encode(run)
-    return b"%25"  # a % not followed by two hex digits
+    run = match.group(1)
+    if run is None:
+        return _encode(match.group(2))
+    # A run from a "%" over "%" and hex digits. When it is nothing but
+    # %xx escapes, it is decoded in a few C calls; otherwise escape by escape.
+    count = len(run) // 3
+    if len(run) % 3 == 0 and run.count(b"%") == count and run[::3] == b"%" * count:
+        return _decoded(unhexlify(run.translate(None, b"%")))
+    return _ESCAPE.sub(_escape, run)
 
 
 def _is_clean(text: str) -> bool:
