@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 
-from .manager import RobotsManager, RobotsTxtUnreachable
+from .manager import RobotsManager, RobotsTxtForbidden, RobotsTxtUnreachable
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -41,9 +41,9 @@ logger = logging.getLogger(__name__)
 DECIDED = "robotrules_decided"
 """Request meta key: set when the request was decided at scheduling time.
 
-``True`` when allowed; the ``IgnoreRequest`` to raise when dropped but let
-through to the downloader so that its errback hears of it (the middleware
-raises it at once).
+``True`` when allowed; the exception to raise (``RobotsTxtForbidden`` or
+``RobotsTxtUnreachable``) when dropped but let through to the downloader so
+that its errback hears of it (the middleware raises it at once).
 """
 OFFERED = "_robotrules_offered"
 """Request meta key: set once a request has been counted as offered."""
@@ -79,8 +79,7 @@ class RobotRulesExtension:
         try:
             decision = manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
-            message = "Dropped %(request)s: %(reason)s"
-            self._drop(request, spider, verdict="unreachable", exc=exc, message=message)
+            self._drop(request, spider, exc)
             return
         if decision is None:
             if manager.park(request):
@@ -93,14 +92,7 @@ class RobotRulesExtension:
             manager.count("allowed")
             request.meta[DECIDED] = True
             return
-        self._drop(
-            request,
-            spider,
-            verdict="forbidden",
-            exc=IgnoreRequest(f"Forbidden by robots.txt: {decision.reason}"),
-            message="Forbidden by robots.txt: %(request)s %(reason)s",
-            reason=decision.reason,
-        )
+        self._drop(request, spider, RobotsTxtForbidden(decision.reason))
 
     def _duplicate(self, request: Request) -> bool:
         """Whether a request about to be dropped is a duplicate the scheduler would filter.
@@ -117,14 +109,7 @@ class RobotRulesExtension:
         return bool(seen(request)) if seen is not None else False
 
     def _drop(
-        self,
-        request: Request,
-        spider: Spider,
-        *,
-        verdict: str,
-        exc: IgnoreRequest,
-        message: str,
-        reason: object = None,
+        self, request: Request, spider: Spider, exc: RobotsTxtForbidden | RobotsTxtUnreachable
     ) -> None:
         """Keep ``request`` out of the scheduler, or let its errback hear why."""
         if request.errback is not None:
@@ -135,12 +120,7 @@ class RobotRulesExtension:
             return
         if self._duplicate(request):
             return  # the scheduler filters it and counts it so
-        self.manager.count(verdict)
-        logger.debug(
-            message,
-            {"request": request, "reason": exc if reason is None else reason},
-            extra={"spider": spider},
-        )
+        self.manager.record_drop(request, exc)
         self.crawler.signals.send_catch_log(
             signal=signals.request_dropped, request=request, spider=spider
         )

@@ -78,6 +78,18 @@ _UNCHECKED_SCHEMES = ("data", "file")
 _EMPTY = RobotsTxt.parse(b"")
 
 
+class RobotsTxtForbidden(IgnoreRequest):
+    """A request dropped because its origin's robots.txt disallows it; ``reason`` says by what."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"Forbidden by robots.txt: {reason}")
+
+    def __reduce__(self) -> tuple[type[RobotsTxtForbidden], tuple[str]]:
+        # Kept in request meta, which JOBDIR crawls pickle.
+        return type(self), (self.reason,)
+
+
 class RobotsTxtUnreachable(IgnoreRequest):
     """A request dropped because its origin's robots.txt stayed unreachable too long."""
 
@@ -674,6 +686,22 @@ class RobotsManager:
 
     def _inc(self, key: str) -> None:
         self.stats.inc_value(f"{STATS_PREFIX}{key}")
+
+    def record_drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> None:
+        """Count a request robots.txt drops, and log why: the one place for both layers."""
+        spider = {"spider": self.crawler.spider}
+        if isinstance(exc, RobotsTxtUnreachable):
+            self.count("unreachable")
+            logger.debug(
+                "Dropped %(request)s: %(reason)s", {"request": request, "reason": exc}, extra=spider
+            )
+        else:
+            self.count("forbidden")
+            logger.debug(
+                "Forbidden by robots.txt: %(request)s %(reason)s",
+                {"request": request, "reason": exc.reason},
+                extra=spider,
+            )
 
     def count(self, verdict: str, by: int = 1) -> None:
         """Count a checked request: ``offered``, ``allowed``, ``forbidden`` or ``unreachable``."""

@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import NotConfigured
 
 from .extension import DECIDED
-from .manager import RobotsManager, RobotsTxtUnreachable
+from .manager import RobotsManager, RobotsTxtForbidden, RobotsTxtUnreachable
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["RobotRulesMiddleware"]
 
 logger = logging.getLogger(__name__)
-
-FORBIDDEN = "Forbidden by robots.txt: "
 
 
 class RobotRulesMiddleware:
@@ -49,20 +47,9 @@ class RobotRulesMiddleware:
         if not manager.checks(request):
             return
         decided = request.meta.get(DECIDED)
-        if isinstance(decided, IgnoreRequest):
+        if isinstance(decided, (RobotsTxtForbidden, RobotsTxtUnreachable)):
             # Decided when it was scheduled, and let through for its errback.
-            if isinstance(decided, RobotsTxtUnreachable):
-                manager.count("unreachable")
-                message, reason = "Dropped %(request)s: %(reason)s", str(decided)
-            else:
-                manager.count("forbidden")
-                message = "Forbidden by robots.txt: %(request)s %(reason)s"
-                reason = str(decided).removeprefix(FORBIDDEN)
-            logger.debug(
-                message,
-                {"request": request, "reason": reason},
-                extra={"spider": self.crawler.spider},
-            )
+            manager.record_drop(request, decided)
             raise decided
         if decided:
             await self._recheck(request)
@@ -70,24 +57,15 @@ class RobotRulesMiddleware:
         try:
             decision = await manager.decide(request)
         except RobotsTxtUnreachable as exc:
-            manager.count("unreachable")
-            logger.debug(
-                "Dropped %(request)s: %(reason)s",
-                {"request": request, "reason": exc},
-                extra={"spider": self.crawler.spider},
-            )
+            manager.record_drop(request, exc)
             raise
         if decision.allowed:
             manager.count("allowed")
             manager.apply_crawl_delay(request)
             return
-        manager.count("forbidden")
-        logger.debug(
-            "Forbidden by robots.txt: %(request)s %(reason)s",
-            {"request": request, "reason": decision.reason},
-            extra={"spider": self.crawler.spider},
-        )
-        raise IgnoreRequest(f"{FORBIDDEN}{decision.reason}")
+        forbidden = RobotsTxtForbidden(decision.reason)
+        manager.record_drop(request, forbidden)
+        raise forbidden
 
     async def _recheck(self, request: Request) -> None:
         """The final gate for a request allowed when it was scheduled.
@@ -105,5 +83,6 @@ class RobotRulesMiddleware:
             manager.apply_crawl_delay(request)
             return
         manager.count("allowed", -1)
-        manager.count("forbidden")
-        raise IgnoreRequest(f"Forbidden by robots.txt: {decision.reason}")
+        forbidden = RobotsTxtForbidden(decision.reason)
+        manager.record_drop(request, forbidden)
+        raise forbidden
