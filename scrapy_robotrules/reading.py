@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from .urls import RESERVED, UNRESERVED
+
 __all__ = [
     "BLANKS",
     "DEFAULT_MAX_SIZE",
@@ -229,7 +231,9 @@ def _fast_member_line() -> re.Pattern[str]:
     """
     allow = _trie([s.encode() for s in _SPELLINGS["allow"]])
     disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
-    plain = rb" *:[ ]*(/[A-Za-z0-9\-._~:/?\[\]@!&'()+,;=]*) *(?![^#\n])"
+    # "#" is no value character: it starts a comment.
+    value_chars = re.escape(UNRESERVED + RESERVED.replace("#", "")).encode("ascii")
+    plain = rb" *:[ ]*(/[" + value_chars + rb"]*) *(?![^#\n])"
     every = _lines(_MEMBERS, every_line=True).pattern
     general = every[every.index(b"(?:") + 3 : -2]  # without the leading "\n(?:" and ")?"
     # Disallow first: most member lines are Disallow lines.

@@ -13,22 +13,35 @@ import re
 from binascii import hexlify, unhexlify
 from urllib.parse import urlsplit
 
-__all__ = ["CLEAN_URL", "KEEP", "normalize", "origin_of", "request_path", "url_path_and_query"]
+__all__ = [
+    "CLEAN_URL",
+    "KEEP",
+    "RESERVED",
+    "UNRESERVED",
+    "normalize",
+    "origin_of",
+    "request_path",
+    "url_path_and_query",
+]
 
-# Characters that stay as they are: unreserved and the RFC 3986 reserved set
-# (SPEC 4). ``%``, ``*`` and ``$`` are not here: they always need a look.
-KEEP = "A-Za-z0-9\\-._~:/?#\\[\\]@!&'()+,;="
+# Characters that stay as they are (SPEC 4): the unreserved ones, and the
+# RFC 3986 reserved set. ``%``, ``*`` and ``$`` are in neither: they always
+# need a look. Every character class below is derived from these two.
+UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+RESERVED = ":/?#[]@!&'()+,;="
+KEEP = re.escape(UNRESERVED + RESERVED)
+"""``UNRESERVED`` and ``RESERVED``, ready to stand in a regex character class."""
 _NEEDS_WORK = re.compile(f"[^{KEEP}]")
-# Bytes that need no work, for a C-speed test of long strings (bytes.translate).
-_KEEP_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!&'()+,;="
+# The same, as bytes, for a C-speed test of long strings (bytes.translate).
+_KEEP_BYTES = (UNRESERVED + RESERVED).encode("ascii")
 _LONG = 512
 # Work is done a run at a time, never an octet at a time, so a path of
 # 100,000 escapes or non-ASCII characters costs a few C calls, not 100,000
 # Python ones: a run of %xx escapes, a stray %, or a run of octets to encode.
 _OCTET_WORK = re.compile(f"(%[%0-9A-Fa-f]*)|([^{KEEP}%]+)".encode())
 _ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})?")
-_NOT_UNRESERVED = re.compile(rb"[^A-Za-z0-9\-._~]+")
-_UNRESERVED_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+_UNRESERVED_BYTES = UNRESERVED.encode("ascii")
+_NOT_UNRESERVED = re.compile(b"[^" + re.escape(_UNRESERVED_BYTES) + b"]+")
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "ws": 80, "wss": 443}
 
 
@@ -96,16 +109,18 @@ def normalize(text: str) -> str:
 
 # An absolute URL whose path needs no normalisation: the common case, taken
 # in one C call. Group 1 is the path (maybe empty), params and query.
+_PATH_KEEP = re.escape(UNRESERVED + RESERVED.replace("#", ""))
 CLEAN_URL = re.compile(
-    f"[A-Za-z][A-Za-z0-9+.\\-]*://[^/?#]*((?:[/?][{KEEP.replace('#', '')}]*)?)(?:#.*)?", re.DOTALL
+    f"[A-Za-z][A-Za-z0-9+.\\-]*://[^/?#]*((?:[/?][{_PATH_KEEP}]*)?)(?:#.*)?", re.DOTALL
 )
 _URL_PATH = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]*:)?(?://[^/?#]*)?([^#]*)", re.DOTALL)
 
 
 def url_path_and_query(url: str) -> str:
     """What follows scheme and authority in ``url``, fragment dropped, not normalised."""
-    match = _URL_PATH.match(url)
-    return (match.group(1) if match is not None else url).partition("#")[0]
+    match = _URL_PATH.match(url)  # every part is optional: it always matches
+    assert match is not None
+    return match.group(1)
 
 
 def request_path(url: str) -> str:
@@ -120,11 +135,7 @@ def request_path(url: str) -> str:
         if path[:1] == "/":
             return path
         return "/" + path
-    if url[:1] == "/" and url[1:2] != "/":
-        path = url.partition("#")[0]
-    else:
-        match = _URL_PATH.match(url)
-        path = match.group(1) if match is not None else url
+    path = url_path_and_query(url)
     if path[:1] != "/":
         path = "/" + path
     return normalize(path)

@@ -123,6 +123,7 @@ def test_absolute_url_values_are_ignored_when_the_robots_url_is_unknown() -> Non
         ("http://e.com?q", "/?q"),
         ("http://e.com/a;p?q#frag", "/a;p?q"),
         ("https://u:p@e.com:8443/a", "/a"),
+        ("http://e.com/a\\b c", "/a%5Cb%20c"),  # not taken for a clean URL
         ("//e.com/a", "/a"),
         ("/a#f", "/a"),
         ("", "/"),
