@@ -24,7 +24,8 @@ left.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import compress
 from operator import itemgetter
 from os.path import commonprefix
 
@@ -101,6 +102,10 @@ def check_precedence(mode: str) -> str:
 
 
 _NO_RANK = 1 << 200
+# A path this long, against more wildcard rules than this, is worth a look at
+# which characters the rules need before scanning it once per rule.
+_LONG_PATH = 2048
+_MANY_RULES = 16
 _PREFIX = itemgetter(3)
 
 
@@ -239,11 +244,7 @@ class RuleIndex:
         plain = self._plain
         prefixes = plain.items
         if prefixes:
-            # Inline fast path of plain.longest(): the greatest prefix not
-            # above the path is usually the answer itself.
-            i = bisect_right(prefixes, path) - 1
-            if i >= 0 and not path.startswith(prefixes[i]):
-                i = plain.longest(path)
+            i = plain.longest(path)
             if i >= 0:
                 kind = self._kind
                 best = self._best[prefixes[i]]
@@ -287,22 +288,13 @@ class RuleIndex:
                 charsets = self._charsets[key] = (frozenset().union(*each), each)
             needed_by_any, needed = charsets
             missing = {char for char in needed_by_any if char not in path}
-            for chars, entry in zip(needed, bucket, strict=True):
-                if entry[0] >= best_rank:
-                    break
-                if chars.isdisjoint(missing):
-                    best_rank, best = _scan((entry,), path, best_rank, best)
-                    if best is entry[5]:
-                        break
+            possible = compress(bucket, (chars.isdisjoint(missing) for chars in needed))
+            best_rank, best = _scan(possible, path, best_rank, best)
         return best
 
 
-_LONG_PATH = 2048
-_MANY_RULES = 16
-
-
 def _scan(
-    bucket: Sequence[_Wild], path: str, best_rank: int, best: RuleRecord | None
+    bucket: Iterable[_Wild], path: str, best_rank: int, best: RuleRecord | None
 ) -> tuple[int, RuleRecord | None]:
     """The bucket's first matching rule in rank order, if it ranks above ``best``."""
     for rank, shape, piece, offset, pattern, rule in bucket:

@@ -36,12 +36,11 @@ from .reading import (
     read_bytes,
     read_layout,
 )
-from .urls import CLEAN_URL, request_path
+from .urls import request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
 
 _ROBOTS_PATH = "/robots.txt"
-_CLEAN_URL = CLEAN_URL.fullmatch
 _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
 _MAX_VIEWS = 64
 
@@ -69,19 +68,15 @@ class _Members:
         "plain_allow",
         "plain_disallow",
         "request_rates",
-        "unmatchable",
         "visit_times",
         "wild",
     )
 
     def __init__(self, raw: RawGroup, robots_url: str | None) -> None:
         # The hot loop of a first question to a large file: one tuple per
-        # rule, plain values used as they are when the body needs no
-        # normalising, and rules sorted by kind as they come.
-        plain_allow: list[RuleRecord] = []
-        plain_disallow: list[RuleRecord] = []
+        # rule, plain values used as they are when they need no normalising,
+        # and rules sorted by kind as they come.
         self.wild: list[tuple[RuleRecord, Pattern]] = []
-        self.unmatchable: list[RuleRecord] = []
         self.crawl_delay: float | None = None
         self.request_rates: list[RequestRate] = []
         self.visit_times: list[UtcWindow] = []
@@ -113,33 +108,31 @@ class _Members:
                 if not written:
                     continue  # SPEC 4: an empty value is no rule at all.
                 allow = name == "allow"
-                resolved = written
-                if written[:1] not in ("/", "*"):
-                    absolute = resolve_value(written, robots_url)
-                    if absolute is None:
-                        continue
-                    resolved = absolute
+                resolved = resolve_value(written, robots_url)
+                if resolved is None:
+                    continue
+                # A value that can never match (SPEC 4) is no matcher: it
+                # can never decide, so explain() never has to name it.
                 matcher = compile_matcher(resolved)
                 if matcher is None:
-                    self.unmatchable.append((line, allow, written, None))
-                elif isinstance(matcher, str):
+                    continue
+                if isinstance(matcher, str):
                     (plain_allow if allow else plain_disallow).append(
                         (line, allow, written, matcher)
                     )
                 else:
                     self.wild.append(((line, allow, written, matcher), matcher))
                 continue
-            text = written
             if name == "crawl-delay":
-                delay = parse_crawl_delay(text)
+                delay = parse_crawl_delay(written)
                 if delay is not None and (self.crawl_delay is None or delay > self.crawl_delay):
                     self.crawl_delay = delay
             elif name == "request-rate":
-                rate = parse_request_rate(text)
+                rate = parse_request_rate(written)
                 if rate is not None:
                     self.request_rates.append(rate)
             elif name == "visit-time":
-                window = parse_window(text)
+                window = parse_window(written)
                 if window is not None:
                     self.visit_times.append(window)
         if others:
@@ -339,16 +332,8 @@ class RobotsTxt:
         index = self._views.get((agent, precedence, agent_match))
         if index is None:
             index = self._index(agent, precedence, agent_match)
-        # Inline fast path of request_path(): an absolute URL whose path
-        # needs no normalising.
-        clean = _CLEAN_URL(url)
-        if clean is None:
-            path = request_path(url)
-        else:
-            path = clean.group(1)
-            if path[:1] != "/":
-                path = "/" + path
-        if path.startswith(_ROBOTS_PATH) and is_robots_path(path):
+        path = request_path(url)
+        if is_robots_path(path):
             return True
         found = index.decide(path)
         return found is None or found[1]
