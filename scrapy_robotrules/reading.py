@@ -72,16 +72,12 @@ def _trie(words: list[bytes]) -> bytes:
     return b"(?:" + b"|".join(branches) + (b")?" if optional else b")")
 
 
-def _lines(names: tuple[str, ...], *, every_line: bool = False) -> re.Pattern[bytes]:
-    """Lines whose key is one of ``names``, each found with the ``\\n`` before it.
+def _line(names: tuple[str, ...]) -> bytes:
+    """The pattern of one line whose key is one of ``names`` (after its ``\\n``).
 
-    Patterns led by a literal ``\\n`` let the regex engine skip from line to
-    line in C; the text searched starts with an added ``\\n``. A line is
     ``key: value`` (the key is all before the first colon) or exactly two
     words with no colon anywhere: ``key value``. Group 1 is the key, group 2
-    (colon) or 3 (two words) the value, trailing blanks still on it. With
-    ``every_line``, every line matches, with empty groups when it has none of
-    the keys, so that a match's index is its line offset.
+    (colon) or 3 (two words) the value, trailing blanks still on it.
     """
     spellings = [s.encode() for n in names for s in _SPELLINGS[n]]
     firsts = sorted({s[:1] for s in spellings})
@@ -91,13 +87,21 @@ def _lines(names: tuple[str, ...], *, every_line: bool = False) -> re.Pattern[by
     )
     # Case is ignored in the key only: a pattern-wide IGNORECASE would fold
     # every character of every value the engine looks at, several times over.
-    line = (
+    return (
         b"(?=" + _WS + b"*(?i:[" + b"".join(firsts) + b"]))" + _WS + b"*((?i:" + _trie(spellings)
         + b"))"
         + b"(?:" + _WS + b"*:" + _WS + b"*([^#\n]*)"
         + b"|" + two_words + _WS + b"+([^ \t\v\f\n#:]+)" + _WS + b"*(?![^#\n]))"
     )  # fmt: skip
-    return re.compile(b"\n(?:" + line + (b")?" if every_line else b")"))
+
+
+def _lines(names: tuple[str, ...]) -> re.Pattern[bytes]:
+    """Lines whose key is one of ``names``, each found with the ``\\n`` before it.
+
+    Patterns led by a literal ``\\n`` let the regex engine skip from line to
+    line in C; the text searched starts with an added ``\\n``.
+    """
+    return re.compile(b"\n(?:" + _line(names) + b")")
 
 
 _MEMBER_LINES = _lines(_MEMBERS)
@@ -234,8 +238,7 @@ def _fast_member_line() -> re.Pattern[str]:
     # "#" is no value character: it starts a comment.
     value_chars = re.escape(UNRESERVED + RESERVED.replace("#", "")).encode("ascii")
     plain = rb" *:[ ]*(/[" + value_chars + rb"]*) *(?![^#\n])"
-    every = _lines(_MEMBERS, every_line=True).pattern
-    general = every[every.index(b"(?:") + 3 : -2]  # without the leading "\n(?:" and ")?"
+    general = _line(_MEMBERS)
     # Disallow first: most member lines are Disallow lines.
     pattern = (
         rb"\n(?: *(?i:" + disallow + rb")" + plain + rb"| *(?i:" + allow + rb")" + plain
