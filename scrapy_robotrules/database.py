@@ -6,6 +6,10 @@ robots.txt". Origins are scheme, host and port, so ``http://a.com`` and
 ``https://a.com`` are kept apart (SPEC 8). Changing the agent forgets every
 origin, as WWW::RobotRules does, since the same files may say other things
 to another crawler.
+
+Rules can outlive the process, as with ``WWW::RobotRules::AnyDBM_File``:
+``store="sqlite:robots.db"`` keeps them in a file,
+``store="redis://host:6379/0"`` in a Redis server shared by many crawlers.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import time
 from collections.abc import Callable
 
 from .agents import TOKEN, check_agent_match
+from .cached_store import open_store
 from .fetch_policy import DEFAULT_MAX_AGE, Outcome
 from .precedence import MOST_SPECIFIC, check_precedence
 from .reading import DEFAULT_MAX_SIZE
@@ -34,7 +39,7 @@ class RobotRules:
         agent_match: str = TOKEN,
         capacity: int | None = None,
         *,
-        store: RulesStore | None = None,
+        store: RulesStore | str | None = None,
         max_size: int = DEFAULT_MAX_SIZE,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -44,6 +49,8 @@ class RobotRules:
         self.evicted = 0
         self.max_size = max_size
         self.clock = clock
+        if isinstance(store, str):
+            store = open_store(store, capacity=capacity, max_size=max_size, on_evict=self._count)
         self.store: RulesStore = store if store is not None else MemoryStore(capacity, self._count)
 
     def _count(self, _: Entry) -> None:
@@ -67,7 +74,8 @@ class RobotRules:
         ``fresh_until`` is in epoch seconds; by default 24 hours from now.
         """
         robots = RobotsTxt.parse(content, robots_url, max_size=self.max_size)
-        self.put(robots_url, Outcome.RULES, robots, fresh_until=fresh_until)
+        body = content.encode("utf-8") if isinstance(content, str) else content
+        self.put(robots_url, Outcome.RULES, robots, fresh_until=fresh_until, body=body)
         return robots
 
     def put(
@@ -79,8 +87,13 @@ class RobotRules:
         fresh_until: float | None = None,
         status: int | None = None,
         final_url: str | None = None,
+        body: bytes | None = None,
     ) -> Entry:
-        """Record a fetch outcome for the origin of ``robots_url``."""
+        """Record a fetch outcome for the origin of ``robots_url``.
+
+        ``body``, the file ``robots`` was parsed from, is what persistent
+        stores keep; the memory store ignores it.
+        """
         now = self.clock()
         entry = Entry(
             origin_of(robots_url),
@@ -91,7 +104,7 @@ class RobotRules:
             status=status,
             url=final_url,
         )
-        self.store.put(entry)
+        self.store.put(entry, body)
         return entry
 
     def entry(self, url: str) -> Entry | None:

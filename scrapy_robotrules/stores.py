@@ -2,7 +2,8 @@
 
 What an origin's entry holds is what any store must keep: the outcome of
 the last fetch, the parsed file (if there is one), and when it goes stale.
-Persistent and shared stores implement the same four methods.
+Persistent and shared stores (:mod:`.cached_store`) implement the same
+methods, keeping the raw robots.txt bytes rather than parsed objects.
 """
 
 from __future__ import annotations
@@ -81,7 +82,9 @@ class RulesStore(Protocol):
 
     def get(self, origin: str) -> Entry | None: ...
 
-    def put(self, entry: Entry) -> None: ...
+    def put(self, entry: Entry, body: bytes | None = None) -> None:
+        """Keep ``entry``; ``body``, the file it was parsed from, is for stores that persist."""
+        ...
 
     def delete(self, origin: str) -> None: ...
 
@@ -111,7 +114,7 @@ class MemoryStore:
             self._entries.move_to_end(origin)
         return entry
 
-    def put(self, entry: Entry) -> None:
+    def put(self, entry: Entry, body: bytes | None = None) -> None:
         self._entries[entry.origin] = entry
         self._entries.move_to_end(entry.origin)
         if self.capacity is not None:

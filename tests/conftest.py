@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
+from redisserver import redis_server  # noqa: F401  (a real Redis server per test)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
