@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .cached_store import CachedStore, open_store
 from .database import RobotRules
 from .directives import RequestRate, UtcWindow
 from .fetch_policy import Outcome
@@ -17,6 +18,7 @@ from .stores import Entry, MemoryStore, RulesStore
 
 __all__ = [
     "AgentLine",
+    "CachedStore",
     "Decision",
     "Entry",
     "Group",
@@ -28,6 +30,7 @@ __all__ = [
     "Rule",
     "RulesStore",
     "UtcWindow",
+    "open_store",
 ]
 
 __version__ = "0.1.0"

@@ -65,6 +65,7 @@ class CachedStore:
         clock: Callable[[], float] = time.time,
         on_event: Callable[[str], None] | None = None,
         on_evict: Callable[[Entry], None] | None = None,
+        on_adopt: Callable[[Entry], object] | None = None,
         recheck: float = 1.0,
         retry_after: float = 5.0,
     ) -> None:
@@ -73,6 +74,8 @@ class CachedStore:
         self.max_size = max_size
         self.clock = clock
         self.on_event = on_event
+        self.on_adopt = on_adopt
+        """Called with each entry taken from the backend (fetched elsewhere, or earlier)."""
         self.recheck = recheck
         self.retry_after = retry_after
         self._checked: dict[str, float] = {}
@@ -194,13 +197,13 @@ class CachedStore:
     # Fleet coordination: ``None`` when the backend cannot answer.
 
     def refresh(self, origin: str) -> Entry | None:
-        """The backend's fresh record for ``origin``, now, bypassing the cache."""
+        """News from the backend: a fresh record for ``origin`` newer than the cached one."""
         record = self._ask("load", lambda: self.backend.load(origin))
         if not isinstance(record, Record) or record.fresh_until <= self.clock():
             return None
         local = self.local.get(origin)
         if local is not None and local.fetched_at >= record.fetched_at:
-            return local
+            return None
         return self._adopt(record)
 
     def lease(self, origin: str, owner: str, seconds: float) -> bool | None:
@@ -239,6 +242,8 @@ class CachedStore:
         )
         self.local.put(entry)
         self._checked.pop(record.origin, None)
+        if self.on_adopt is not None:
+            self.on_adopt(entry)
         return entry
 
 

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import socket
 import time
+import uuid
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
@@ -41,6 +44,7 @@ from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
 
 from . import signals
+from .cached_store import CachedStore
 from .database import RobotRules
 from .directives import RequestRate
 from .fetch_policy import (
@@ -105,6 +109,46 @@ class RobotsTxtUnreachable(IgnoreRequest):
     def __reduce__(self) -> tuple[type[RobotsTxtUnreachable], tuple[str, float, str]]:
         # Kept in request meta, which JOBDIR crawls pickle.
         return type(self), (self.origin, self.seconds, self.error)
+
+
+FLEET_POLL_FIRST = 0.05
+FLEET_POLL_MAX = 1.0
+"""Seconds between looks at the shared store while another crawler fetches: doubling."""
+
+
+async def _sleep(seconds: float) -> None:
+    """Sleep under either reactor (``scrapy.utils.asyncio.sleep`` needs Scrapy 2.18)."""
+    done: Deferred[None] = Deferred()
+    call_later(seconds, done.callback, None)
+    await maybe_deferred_to_future(done)
+
+
+def _slot_gap(slot: Any, crawler: Crawler) -> float:
+    """The longest gap a download slot may put between two requests (random delays included)."""
+    if slot is not None:
+        delay, randomize = float(slot.delay), bool(slot.randomize_delay)
+    else:
+        settings = crawler.settings
+        delay = settings.getfloat("DOWNLOAD_DELAY")
+        randomize = settings.getbool("RANDOMIZE_DOWNLOAD_DELAY")
+    return delay * 1.5 if randomize else delay
+
+
+class _Renewal:
+    """Keeps a fetch lease alive while the fetch runs: renewed every third of its length."""
+
+    def __init__(self, fleet: CachedStore, origin: str, owner: str, seconds: float) -> None:
+        self.fleet, self.origin, self.owner, self.seconds = fleet, origin, owner, seconds
+        self.call: CallLaterResult | None = call_later(seconds / 3, self.renew)
+
+    def renew(self) -> None:
+        self.fleet.lease(self.origin, self.owner, self.seconds)
+        self.call = call_later(self.seconds / 3, self.renew)
+
+    def stop(self) -> None:
+        if self.call is not None:
+            self.call.cancel()
+            self.call = None
 
 
 class _Politeness(NamedTuple):
@@ -179,14 +223,24 @@ class RobotsManager:
     def __init__(self, crawler: Crawler, config: RobotRulesConfig) -> None:
         self.crawler = crawler
         self.config = config
+        self.stats: StatsCollector = crawler.stats
         self.db = RobotRules(
             config.user_agent,
             config.precedence,
             config.agent_match,
             config.cache_size,
             max_size=config.max_size,
+            store=config.store,
         )
-        self.stats: StatsCollector = crawler.stats
+        self.fleet: CachedStore | None = None
+        """The shared store, when there is one: fetch leases and fleet-wide pacing."""
+        if isinstance(self.db.store, CachedStore):
+            self.fleet = self.db.store
+            self.fleet.on_event = self._store_event
+            # Rules another crawler fetched ask this one for the same pace.
+            self.fleet.on_adopt = lambda entry: self._note_politeness(entry.origin, entry)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        """Who holds this process's fetch leases in the shared store."""
         self.fetches = 0
         """robots.txt fetches completed, whatever their outcome."""
         self.slowest: tuple[float, str] | None = None
@@ -413,35 +467,98 @@ class RobotsManager:
         running.addBoth(lambda _: self._running.discard(running))
 
     async def _run_fetch(self, state: _Origin) -> None:
-        trigger = state.trigger
-        started = time.monotonic()
         entry: Entry | None = None
         try:
-            try:
-                fetched = await self._download(state.robots_url, trigger)
-                entry = self._store(state, fetched)
-            except Exception as exc:  # a bug, not the network: still never "allow all"
-                logger.error(
-                    "Error fetching %(url)s",
-                    {"url": state.robots_url},
-                    exc_info=True,
-                    extra={"spider": self.crawler.spider},
-                )
-                detail = f"{type(exc).__name__}: {exc}"
-                entry = self._store_unreachable(state, None, state.robots_url, detail)
-            seconds = time.monotonic() - started
-            self.fetches += 1
-            if self.slowest is None or seconds > self.slowest[0]:
-                self.slowest = (seconds, state.robots_url)
-            self.stats.set_value(f"{STATS_PREFIX}origins", len(self.db))
-            self.stats.set_value(f"{STATS_PREFIX}evicted", self.db.evicted)
-            self._update_politeness(state, entry)
-            await self._send_signals(state, entry, trigger)
+            if self.fleet is not None:
+                entry = await self._fleet_fetch(state)
+            else:
+                entry = await self._fetch_and_store(state)
         finally:
             state.fetching = False
             waiters, state.waiters = state.waiters, []
             self._wake(waiters, entry)
             self._forget_if_idle(state)
+
+    async def _fleet_fetch(self, state: _Origin) -> Entry:
+        """Fetch under the origin's lease, or take what the lease holder fetched."""
+        fleet = self.fleet
+        assert fleet is not None
+        entry = await self._lease_or_wait(fleet, state)
+        if entry is not None:
+            self._adopt(state, entry)
+            return entry
+        renew = _Renewal(fleet, state.name, self.owner, self.config.lease)
+        try:
+            entry = await self._fetch_and_store(state)
+        finally:
+            renew.stop()
+            fleet.release(state.name, self.owner)
+        return entry
+
+    async def _lease_or_wait(self, fleet: CachedStore, state: _Origin) -> Entry | None:
+        """``None`` once this process should fetch; the entry if another one fetched it.
+
+        The lease expires ``ROBOTRULES_LEASE`` seconds after its holder
+        stopped renewing it (a crashed crawler), and then is taken here.
+        """
+        pause = FLEET_POLL_FIRST
+        while True:
+            taken = fleet.lease(state.name, self.owner, self.config.lease)
+            # Taken (or no store to ask): what if the holder just finished?
+            entry = fleet.refresh(state.name) if taken is not None else None
+            if taken is not False:
+                if entry is not None:
+                    if taken:
+                        fleet.release(state.name, self.owner)
+                    self._inc("fleet/waited")
+                return entry
+            if entry is not None:
+                self._inc("fleet/waited")
+                return entry
+            await _sleep(pause)
+            pause = min(pause * 2, FLEET_POLL_MAX)
+
+    def _adopt(self, state: _Origin, entry: Entry) -> None:
+        """What another crawler fetched becomes this origin's state here."""
+        if entry.outcome is Outcome.UNREACHABLE:
+            state.failures += 1
+            if state.unreachable_since is None:
+                state.unreachable_since = entry.fetched_at
+            status = f"HTTP {entry.status}" if entry.status is not None else "no answer"
+            state.last_error = f"{status}, fetched by another crawler"
+        else:
+            state.failures = 0
+            state.unreachable_since = None
+            state.last_error = ""
+            state.cancel_timers()
+        self.stats.set_value(f"{STATS_PREFIX}origins", len(self.db))
+
+    async def _fetch_and_store(self, state: _Origin) -> Entry:
+        trigger = state.trigger
+        started = time.monotonic()
+        try:
+            fetched = await self._download(state.robots_url, trigger)
+            entry = self._store(state, fetched)
+        except Exception as exc:  # a bug, not the network: still never "allow all"
+            logger.error(
+                "Error fetching %(url)s",
+                {"url": state.robots_url},
+                exc_info=True,
+                extra={"spider": self.crawler.spider},
+            )
+            detail = f"{type(exc).__name__}: {exc}"
+            entry = self._store_unreachable(state, None, state.robots_url, detail)
+        seconds = time.monotonic() - started
+        self.fetches += 1
+        if self.slowest is None or seconds > self.slowest[0]:
+            self.slowest = (seconds, state.robots_url)
+        self.stats.set_value(f"{STATS_PREFIX}origins", len(self.db))
+        self.stats.set_value(f"{STATS_PREFIX}evicted", self.db.evicted)
+        if self._update_politeness(state, entry) and self.fleet is not None:
+            # The robots.txt request itself was the origin's latest visit.
+            self.fleet.reserve(state.name, self.crawl_delay(trigger) or 0.0)
+        await self._send_signals(state, entry, trigger)
+        return entry
 
     async def _send_signals(self, state: _Origin, entry: Entry, trigger: Request) -> None:
         fetched_robots = entry.robots if entry.outcome is Outcome.RULES else None
@@ -551,6 +668,7 @@ class RobotsManager:
             fresh_until=now + lifetime,
             status=status,
             final_url=fetched.url,
+            body=response.body if robots is not None else None,
         )
         if state.unreachable_since is not None:
             logger.info(
@@ -623,9 +741,16 @@ class RobotsManager:
 
     # Politeness.
 
-    def _update_politeness(self, state: _Origin, entry: Entry) -> None:
+    def _update_politeness(self, state: _Origin, entry: Entry) -> bool:
+        """Note what the origin's rules ask of the pace; whether they ask anything."""
+        if not self._note_politeness(state.name, entry):
+            return False
+        self.apply_crawl_delay(state.trigger)
+        return True
+
+    def _note_politeness(self, origin: str, entry: Entry) -> bool:
         if not self.config.crawl_delay:
-            return
+            return False
         robots = entry.robots
         politeness = None
         if robots is not None:
@@ -634,14 +759,13 @@ class RobotsManager:
             rate = robots.request_rate(agent, agent_match)
             if crawl_delay is not None or rate is not None:
                 politeness = _Politeness(crawl_delay, rate)
+        self._politeness.pop(origin, None)
         if politeness is None:
-            self._politeness.pop(state.name, None)
-            return
-        self._politeness.pop(state.name, None)
-        self._politeness[state.name] = politeness
+            return False
+        self._politeness[origin] = politeness
         while len(self._politeness) > self.config.cache_size:
             del self._politeness[next(iter(self._politeness))]
-        self.apply_crawl_delay(state.trigger)
+        return True
 
     def crawl_delay(self, request: Request) -> float | None:
         """Seconds to keep between requests to the origin of ``request``, if its rules ask."""
@@ -663,6 +787,11 @@ class RobotsManager:
         gap keeps to the delay. Only ever raises the slot's delay: what
         AutoThrottle or ``DOWNLOAD_DELAY`` ask for above it stays.
         """
+        if self.fleet is not None and self.fleet.available:
+            return  # the fleet's turns keep the delay (see pace)
+        self._raise_slot_delay(request)
+
+    def _raise_slot_delay(self, request: Request) -> None:
         delay = self.crawl_delay(request)
         engine = self.crawler._engine
         if delay is None or engine is None:
@@ -677,15 +806,63 @@ class RobotsManager:
             slot.delay = floor
             self._inc("crawl_delay/applied")
 
+    async def pace(self, request: Request) -> None:
+        """Wait for the origin's next fleet-wide turn, when its rules ask for a delay.
+
+        With a shared store, every crawler books its requests to a delayed
+        origin in the store, one turn per delay, and sends each at its turn:
+        together they keep the delay. The turn is at least this crawler's own
+        download-slot gap (``DOWNLOAD_DELAY``, AutoThrottle, randomised up to
+        1.5 times), so the slot adds no wait after it. Without a shared store
+        (or while it does not answer) the slot's delay keeps it, as
+        :meth:`apply_crawl_delay` says.
+        """
+        delay = self.crawl_delay(request)
+        if delay is None:
+            return
+        fleet = self.fleet
+        if fleet is None:
+            self.apply_crawl_delay(request)
+            return
+        slot = self._slot(request)
+        gap = max(delay, _slot_gap(slot, self.crawler))
+        wait = fleet.reserve(origin_of(request.url), gap)
+        if wait is None:
+            self._raise_slot_delay(request)  # the store is down: this crawler alone
+            return
+        self._inc("fleet/paced")
+        if wait <= 0:
+            return
+        # Seen by the slot meanwhile, as if queued there: DownloaderAwarePriorityQueue
+        # then sends this origin no more requests while they wait their turn.
+        active = slot.active if slot is not None else set()
+        active.add(request)
+        try:
+            await _sleep(wait)
+        finally:
+            active.discard(request)
+
+    def _slot(self, request: Request) -> Any:
+        engine = self.crawler._engine
+        if engine is None:
+            return None
+        downloader = engine.downloader
+        return downloader.slots.get(downloader.get_slot_key(request))
+
     def close(self) -> None:
-        """Cancel the timers of every origin (the spider is closed)."""
+        """Cancel the timers of every origin (the spider is closed); close the store."""
         for state in self._origins.values():
             state.cancel_timers()
+        if self.fleet is not None:
+            self.fleet.close()
 
     # Reporting.
 
     def _inc(self, key: str) -> None:
         self.stats.inc_value(f"{STATS_PREFIX}{key}")
+
+    def _store_event(self, name: str) -> None:
+        self._inc(f"store/{name}")
 
     def record_drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> None:
         """Count a request robots.txt drops, and log why: the one place for both layers."""

@@ -61,7 +61,7 @@ class RobotRulesMiddleware:
             raise
         if decision.allowed:
             manager.count("allowed")
-            manager.apply_crawl_delay(request)
+            await manager.pace(request)
             return
         forbidden = RobotsTxtForbidden(decision.reason)
         manager.record_drop(request, forbidden)
@@ -80,7 +80,7 @@ class RobotRulesMiddleware:
         except RobotsTxtUnreachable:
             return  # allowed by the rules it was scheduled under
         if decision.allowed:
-            manager.apply_crawl_delay(request)
+            await manager.pace(request)
             return
         manager.count("allowed", -1)
         forbidden = RobotsTxtForbidden(decision.reason)

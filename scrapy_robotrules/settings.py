@@ -15,12 +15,14 @@ first of: the spider's ``robotrules_user_agent`` attribute,
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .agents import AGENT_MATCH_STYLES, TOKEN, product_token
+from .backends import store_kind
 from .fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED_CHOICES
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
@@ -46,6 +48,8 @@ DEFAULTS: dict[str, Any] = {
     "ROBOTRULES_CRAWL_DELAY": True,
     "ROBOTRULES_MAX_CRAWL_DELAY": 60.0,
     "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 1000,
+    "ROBOTRULES_STORE": "memory",
+    "ROBOTRULES_LEASE": 10.0,
 }
 """Every setting this package reads, with its default."""
 
@@ -79,6 +83,10 @@ class RobotRulesConfig:
     crawl_delay: bool = True
     max_crawl_delay: float = 60.0
     max_waiting_per_origin: int = 1000
+    store: str = "memory"
+    """``memory``, ``sqlite:///absolute/path.db``, ``sqlite:relative.db`` or ``redis://...``."""
+    lease: float = 10.0
+    """Seconds a crashed crawler's robots.txt fetch lease outlives it (shared stores)."""
 
     @property
     def product_token(self) -> str:
@@ -130,6 +138,8 @@ class RobotRulesConfig:
                 get("ROBOTRULES_MAX_WAITING_PER_ORIGIN"),
                 minimum=0,
             ),
+            store=_store(get("ROBOTRULES_STORE")),
+            lease=_seconds("ROBOTRULES_LEASE", get("ROBOTRULES_LEASE"), zero=False),
         )
 
     @classmethod
@@ -193,6 +203,22 @@ def _boolean(name: str, value: object) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("0", "1", "true", "false"):
         return value.strip().lower() in ("1", "true")
     raise _invalid(name, "True or False (or 1, 0, 'true', 'false')", value)
+
+
+def _store(value: object) -> str:
+    name = "ROBOTRULES_STORE"
+    expected = "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db' or 'redis://...'"
+    if not isinstance(value, str):
+        raise _invalid(name, expected, value)
+    try:
+        kind = store_kind(value.strip())
+    except ValueError:
+        raise _invalid(name, expected, value) from None
+    if kind == "redis" and importlib.util.find_spec("redis") is None:
+        raise RobotRulesSettingError(
+            f"{name} = {value!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
+        )
+    return value.strip()
 
 
 def _user_agent(settings: BaseSettings, spider: Spider | None) -> str:

@@ -37,6 +37,8 @@ def test_defaults_are_documented_and_used() -> None:
     assert got.cache_size == DEFAULTS["ROBOTRULES_CACHE_SIZE"] == 100_000
     assert got.crawl_delay is DEFAULTS["ROBOTRULES_CRAWL_DELAY"] is True
     assert got.max_crawl_delay == DEFAULTS["ROBOTRULES_MAX_CRAWL_DELAY"] == 60
+    assert got.store == DEFAULTS["ROBOTRULES_STORE"] == "memory"
+    assert got.lease == DEFAULTS["ROBOTRULES_LEASE"] == 10
     assert DEFAULTS["ROBOTRULES_USER_AGENT"] is None
     assert got.user_agent.startswith("Scrapy/")
     assert got.product_token == "scrapy"
@@ -63,6 +65,8 @@ def test_every_setting_is_read() -> None:
             "ROBOTRULES_CACHE_SIZE": 2,
             "ROBOTRULES_CRAWL_DELAY": False,
             "ROBOTRULES_MAX_CRAWL_DELAY": 2.5,
+            "ROBOTRULES_STORE": "redis://cache:6379/3",
+            "ROBOTRULES_LEASE": 30,
         }
     )
     assert got == RobotRulesConfig(
@@ -77,6 +81,8 @@ def test_every_setting_is_read() -> None:
         cache_size=2,
         crawl_delay=False,
         max_crawl_delay=2.5,
+        store="redis://cache:6379/3",
+        lease=30.0,
     )
 
 
@@ -149,6 +155,8 @@ def test_custom_settings_override_project_settings() -> None:
     assert (got.precedence, got.max_age) == ("first-match", 10.0)
 
 
+STORES = "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db' or 'redis://...'"
+
 CHOICES = {
     "ROBOTRULES_PRECEDENCE": "one of 'most-specific', 'first-match', 'allow-first'",
     "ROBOTRULES_AGENT_MATCH": "one of 'token', 'substring'",
@@ -179,6 +187,10 @@ CHOICES = {
         ("ROBOTRULES_CRAWL_DELAY", 2, "True or False (or 1, 0, 'true', 'false')"),
         ("ROBOTRULES_USER_AGENT", "/1.0", "a user agent string that starts with a product token"),
         ("ROBOTRULES_USER_AGENT", 42, "a user agent string that starts with a product token"),
+        ("ROBOTRULES_STORE", "memcached://cache", STORES),
+        ("ROBOTRULES_STORE", "sqlite://host/robots.db", STORES),
+        ("ROBOTRULES_STORE", None.__class__, STORES),
+        ("ROBOTRULES_LEASE", 0, "a number of seconds, more than 0"),
     ],
 )
 def test_a_bad_value_gets_one_message_naming_the_setting_and_the_choices(

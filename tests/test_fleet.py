@@ -1,0 +1,208 @@
+"""Shared and persistent stores in real crawls: a fleet on Redis, restarts on SQLite, Redis dying.
+
+The fleet test runs four Scrapy processes (``fleet_worker.py``) against the
+test server in this process, with a real ``redis-server`` between them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, cast
+
+import redis
+from crawling import RecordingSpider, async_test, run_spider
+from mockserver import MockServer, Reply, get_reactor
+from redisserver import RedisServer
+from test_middleware import OURS, PRIVATE, paths, robots_log, stat
+from twisted.internet.interfaces import IReactorTime
+from twisted.internet.task import deferLater
+
+CRAWL_TESTS = True
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+WORKERS = 4
+SITES = 50
+DELAYED = "delayed.test"
+"""The site whose robots.txt says ``Crawl-delay: 1``."""
+
+
+async def _sleep(seconds: float) -> None:
+    await deferLater(cast("IReactorTime", get_reactor()), seconds)
+
+
+def _sites(mockserver: MockServer) -> list[str]:
+    """50 sites of three kinds, each with two pages and one forbidden link; and DELAYED."""
+    hosts = [f"site{n}.test" for n in range(SITES)]
+    for n, host in enumerate(hosts):
+        kind = n % 3
+        if kind == 0:
+            # Answered late, so the four crawlers ask while it is being fetched.
+            mockserver.set_robots(host, Reply(body=PRIVATE, delay=0.5))
+        elif kind == 1:
+            mockserver.set_robots(host, Reply(body=b"User-agent: fleetbot\nDisallow: /b\n"))
+        # kind 2: no robots.txt (404), everything allowed
+        mockserver.set_pages(host, ["/a", "/b", "/private/c"])
+    mockserver.set_robots(DELAYED, Reply(body=b"User-agent: *\nCrawl-delay: 1\n" + PRIVATE[14:]))
+    mockserver.set_pages(DELAYED, ["/a", "/b", "/private/c"])
+    return [mockserver.url(host) for host in [*hosts, DELAYED]]
+
+
+async def _run_workers(
+    directory: Path, count: int, start_urls: list[str], settings: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Run ``count`` fleet workers at once; their results, in order."""
+    config = directory / "config.json"
+    config.write_text(json.dumps({"start_urls": start_urls, "settings": settings}))
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
+    outputs = [directory / f"worker{n}.json" for n in range(count)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, str(TESTS / "fleet_worker.py"), str(config), str(output)],
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=open(directory / f"worker{n}.log", "w"),  # noqa: SIM115
+        )
+        for n, output in enumerate(outputs)
+    ]
+    deadline = time.monotonic() + 120
+    while any(p.poll() is None for p in processes):
+        if time.monotonic() > deadline:
+            for p in processes:
+                p.kill()
+            raise AssertionError("the fleet was still crawling after 120 s")
+        await _sleep(0.1)  # the test server answers meanwhile, in this reactor
+    for n, process in enumerate(processes):
+        log = (directory / f"worker{n}.log").read_text()
+        assert process.returncode == 0, log[-3000:]
+    return [json.loads(output.read_text()) for output in outputs]
+
+
+def _decisions(result: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    return sorted(result["crawled"]), result["forbidden"]
+
+
+FLEET_SETTINGS: dict[str, Any] = {
+    "ROBOTRULES_USER_AGENT": "fleetbot",
+    "CONCURRENT_REQUESTS": 32,
+}
+
+
+@async_test
+async def test_a_fleet_fetches_each_robots_txt_once_and_keeps_crawl_delay_together(
+    mockserver: MockServer, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    start_urls = _sites(mockserver)
+    settings = {**FLEET_SETTINGS, "ROBOTRULES_STORE": redis_server.url}
+    fleet = await _run_workers(tmp_path, WORKERS, start_urls, settings)
+
+    hosts = [f"site{n}.test" for n in range(SITES)] + [DELAYED]
+    fetches = {host: len(robots_log(mockserver, host)) for host in hosts}
+    assert fetches == dict.fromkeys(hosts, 1)  # once in all, not once per crawler
+    total = {key: sum(r["stats"].get(key, 0) for r in fleet) for key in fleet[0]["stats"]}
+    assert total["robotrules/request_count"] == len(hosts)
+    # Every other crawler took each origin from the store: found there, or
+    # waited for the crawler that held the fetch lease.
+    shared = total.get("robotrules/store/hits", 0) + total.get("robotrules/fleet/waited", 0)
+    assert shared == (WORKERS - 1) * len(hosts)
+    assert total.get("robotrules/fleet/waited", 0) > 0  # the lease path, not only the store
+    assert total.get("robotrules/store/errors", 0) == 0
+
+    # The fleet together kept the delayed site's Crawl-delay: 1.
+    visits = mockserver.requests_for(DELAYED)
+    assert len(visits) == 1 + WORKERS * 3  # robots.txt, then three pages per crawler
+    gaps = [b.time - a.time for a, b in itertools.pairwise(visits)]
+    assert min(gaps) > 0.9, gaps
+
+    # Each crawler decided every URL as one crawler alone decides it.
+    single_dir = tmp_path / "single"
+    single_dir.mkdir()
+    [single] = await _run_workers(single_dir, 1, start_urls, {**FLEET_SETTINGS})
+    crawled, forbidden = _decisions(single)
+    # 17 + 17 sites with one forbidden page of four, 16 with none, DELAYED with one.
+    assert (len(crawled), len(forbidden)) == (17 * 3 + 17 * 3 + 16 * 4 + 3, 17 + 17 + 1)
+    for result in fleet:
+        assert _decisions(result) == (crawled, forbidden)
+
+
+@async_test
+async def test_a_crashed_lease_holder_delays_the_fetch_only_until_its_lease_expires(
+    mockserver: MockServer, redis_server: RedisServer
+) -> None:
+    mockserver.set_robots("crash.test", Reply(body=PRIVATE))
+    # A crawler took the lease on crash.test for 1.5 s, then died.
+    client = redis.Redis.from_url(redis_server.url)
+    client.set(f"robotrules:lease:http://crash.test:{mockserver.port}", "dead", px=1500)
+    pages = [mockserver.url("crash.test", "/a"), mockserver.url("crash.test", "/private/b")]
+    settings = {**OURS, "ROBOTRULES_STORE": redis_server.url}
+    started = time.monotonic()
+    result = await run_spider(RecordingSpider, settings, start_urls=pages)
+    [fetch] = robots_log(mockserver, "crash.test")
+    assert fetch.time - started > 1.2  # waited for the lease to expire, then fetched
+    assert result.crawled == [pages[0]]
+    assert result.ignored == [pages[1]]
+
+
+@async_test
+async def test_a_restarted_crawl_fetches_no_fresh_robots_txt_again(
+    mockserver: MockServer, tmp_path: Path
+) -> None:
+    hosts = [f"r{n}.test" for n in range(5)]
+    for host in hosts:
+        mockserver.set_robots(host, Reply(body=PRIVATE))
+    # Fresh for one second only: fetched again after a restart that late.
+    mockserver.set_robots("brief.test", Reply(body=PRIVATE, headers={"Cache-Control": "max-age=1"}))
+    urls = [mockserver.url(h, p) for h in [*hosts, "brief.test"] for p in ("/a", "/private/b")]
+    settings = {
+        **OURS,
+        "ROBOTRULES_STORE": f"sqlite://{tmp_path}/robots.db",
+        "ROBOTRULES_MIN_AGE": 0,
+    }
+    first = await run_spider(RecordingSpider, settings, start_urls=urls)
+    await _sleep(1.1)
+    second = await run_spider(RecordingSpider, settings, start_urls=urls)
+
+    for host in hosts:
+        assert len(robots_log(mockserver, host)) == 1
+    assert len(robots_log(mockserver, "brief.test")) == 2  # stale by then
+    assert stat(first, "store/misses") == 6
+    assert stat(second, "store/hits") == 5
+    assert stat(second, "request_count") == 1
+    for result in (first, second):
+        assert paths(result, result.crawled) == ["a"] * 6
+        assert paths(result, result.ignored) == ["private/b"] * 6
+
+
+@async_test
+async def test_redis_killed_mid_crawl_the_crawl_finishes_on_memory(
+    mockserver: MockServer, redis_server: RedisServer
+) -> None:
+    # Five sites found first; each links to pages of five more, found only
+    # after Redis is gone (the first pages answer in 1 s, Redis dies at 0.5 s).
+    later = [f"later{n}.test" for n in range(5)]
+    first = [f"first{n}.test" for n in range(5)]
+    for host in first + later:
+        mockserver.set_robots(host, Reply(body=PRIVATE))
+    links = [mockserver.url(h, p) for h in later for p in ("/a", "/private/b")]
+    for host in first:
+        mockserver.set_pages(host, links, delays={"/": 1.0})
+    settings = {**OURS, "ROBOTRULES_STORE": redis_server.url, "DOWNLOAD_TIMEOUT": 5.0}
+    get_reactor().callLater(0.5, redis_server.stop)
+    result = await run_spider(
+        RecordingSpider, settings, start_urls=[mockserver.url(h) for h in first], follow=True
+    )
+    assert redis_server.process is None  # it was killed before the crawl ended
+    # Robots.txt still decides: the later sites' private pages are dropped.
+    assert paths(result, result.crawled) == [""] * 5 + ["a"] * 5
+    assert paths(result, result.ignored) == ["private/b"] * 5
+    for host in later:
+        assert len(robots_log(mockserver, host)) == 1
+    warnings = result.messages("in-process memory store")
+    assert len(warnings) == 1
+    assert stat(result, "store/errors") >= 1
