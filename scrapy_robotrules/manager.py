@@ -30,6 +30,8 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
@@ -132,6 +134,27 @@ def _slot_gap(slot: Any, crawler: Crawler) -> float:
         delay = settings.getfloat("DOWNLOAD_DELAY")
         randomize = settings.getbool("RANDOMIZE_DOWNLOAD_DELAY")
     return delay * 1.5 if randomize else delay
+
+
+@contextmanager
+def _own_allowance(downloader: Any) -> Iterator[None]:
+    """A robots.txt fetch takes no ``CONCURRENT_REQUESTS`` place from the pages.
+
+    ``engine.download_async`` sends it at once, but counts it among the
+    downloader's active requests, which the scheduler must wait for: a few
+    slow or dead robots.txt files would then hold the crawl's places for up
+    to ``DOWNLOAD_TIMEOUT`` (times Scrapy's retries), while the requests that
+    wait for them are parked and hold none. So the downloader's limit is
+    raised by one for each fetch under way.
+    """
+    limited = downloader.total_concurrency > 0  # 0: no limit
+    if limited:
+        downloader.total_concurrency += 1
+    try:
+        yield
+    finally:
+        if limited:
+            downloader.total_concurrency -= 1
 
 
 class _Renewal:
@@ -601,9 +624,10 @@ class RobotsManager:
         for hop in range(MAX_REDIRECTS + 1):
             self._inc("request_count")
             try:
-                response = await self.crawler.engine.download_async(
-                    self._robots_request(url, trigger)
-                )
+                with _own_allowance(self.crawler.engine.downloader):
+                    response = await self.crawler.engine.download_async(
+                        self._robots_request(url, trigger)
+                    )
             except Exception as exc:
                 self._inc(f"exception_count/{type(exc).__name__}")
                 return _Fetched(None, url, exc)

@@ -45,6 +45,23 @@ async def test_a_slow_robots_txt_does_not_hold_the_other_sites_back(
 
 
 @async_test
+async def test_robots_txt_fetches_take_no_place_from_the_pages(mockserver: MockServer) -> None:
+    # One place in all: a robots.txt fetch that took it would stop every
+    # page of every site until slow.test answered.
+    mockserver.set_robots("slow.test", Reply(body=PRIVATE, delay=1.0))
+    fast = [mockserver.url("fast.test", f"/f{n}") for n in range(4)]
+    settings = {**OURS, "CONCURRENT_REQUESTS": 1, "DOWNLOAD_TIMEOUT": 5.0}
+    result = await run_spider(
+        RecordingSpider, settings, start_urls=[mockserver.url("slow.test", "/s"), *fast]
+    )
+    assert len(result.crawled) == 5
+    [slow_robots] = robots_log(mockserver, "slow.test")
+    fast_pages = [r for r in mockserver.requests_for("fast.test") if r.path != "/robots.txt"]
+    assert max(r.time for r in fast_pages) < slow_robots.time + 1.0
+    assert result.crawler.engine is None or result.crawler.engine.downloader.total_concurrency == 1
+
+
+@async_test
 async def test_the_spider_stays_open_while_requests_are_parked(mockserver: MockServer) -> None:
     # 503 first: the origin is unreachable, its request parked, and nothing
     # at all is downloading during the retry delay; the spider must not close.
