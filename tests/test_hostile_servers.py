@@ -358,3 +358,55 @@ async def test_a_tls_failure_is_unreachable(mockserver: MockServer, server: str)
     assert result.messages("robots.txt unreachable: dropping 2 requests", logging.WARNING)
     # Nothing but robots.txt was asked of the server (no page got through).
     assert [r.path for r in mockserver.requests if r.path != "/robots.txt"] == []
+
+
+@async_test
+async def test_thousands_of_origins_at_once_some_slow(mockserver: MockServer) -> None:
+    """2,000 origins, each its own robots.txt, 5% answering in 2 s, 1% never.
+
+    The crawl finishes; the rules held and the per-origin state stay within
+    ROBOTRULES_CACHE_SIZE however many origins pass; every request ends
+    crawled or dropped with a reason, and the counts add up.
+    """
+    origins = 2000
+    urls: list[str] = []
+    for site in range(origins):
+        host = f"o{site}.test"
+        if site % 100 == 0:
+            mockserver.set_robots(host, Reply(hang=True))
+        elif site % 20 == 0:
+            mockserver.set_robots(host, Reply(body=PRIVATE, delay=2.0))
+        else:
+            mockserver.set_robots(host, Reply(body=PRIVATE))
+        urls += [mockserver.url(host, "/a"), mockserver.url(host, "/private/b")]
+    cache_size = 300
+    settings: dict[str, Any] = {
+        **SETTINGS,
+        "CONCURRENT_REQUESTS": 64,
+        "DOWNLOAD_TIMEOUT": 3.0,
+        "ROBOTRULES_CACHE_SIZE": cache_size,
+        "ROBOTRULES_UNREACHABLE_TIMEOUT": 4.0,
+        "LOG_LEVEL": "INFO",
+    }
+    result = await run_spider(RecordingSpider, settings, start_urls=urls, crawl_timeout=240)
+    crawled, dropped = accounted(result, urls)
+    dead = {
+        mockserver.url(f"o{site}.test", path)
+        for site in range(0, origins, 100)
+        for path in ("/a", "/private/b")
+    }
+    assert sorted(crawled) == sorted(u for u in urls if u.endswith("/a") and u not in dead)
+    assert sorted(dropped) == sorted(u for u in urls if u.endswith("/private/b") or u in dead)
+    assert stat(result, "offered") == 2 * origins
+    assert (
+        stat(result, "allowed") + stat(result, "forbidden") + stat(result, "unreachable")
+        == 2 * origins
+    )
+    assert stat(result, "unreachable") == 2 * (origins // 100)
+    # Memory stays bounded: rules and per-origin state by the cache size.
+    manager = RobotsManager.for_crawler(result.crawler)
+    assert stat(result, "origins") <= cache_size
+    assert len(manager.db) <= cache_size
+    assert len(manager._origins) <= cache_size
+    assert stat(result, "evicted") >= origins - cache_size
+    assert not manager._parked
