@@ -113,6 +113,10 @@ class RobotsTxtUnreachable(IgnoreRequest):
         return type(self), (self.origin, self.seconds, self.error)
 
 
+MAX_REBOOKINGS = 3
+LATE_SHARE = 0.05
+"""A request woken later than this share of its origin's delay after its fleet
+turn books another turn (at most ``MAX_REBOOKINGS`` times) instead of going."""
 FLEET_POLL_FIRST = 0.05
 FLEET_POLL_MAX = 1.0
 """Seconds between looks at the shared store while another crawler fetches: doubling."""
@@ -864,21 +868,29 @@ class RobotsManager:
             return
         slot = self._slot(request)
         gap = max(delay, _slot_gap(slot, self.crawler))
-        wait = fleet.reserve(origin_of(request.url), gap)
-        if wait is None:
-            self._raise_slot_delay(request)  # the store is down: this crawler alone
-            return
-        self._inc("fleet/paced")
-        if wait <= 0:
-            return
+        origin = origin_of(request.url)
         # Seen by the slot meanwhile, as if queued there: DownloaderAwarePriorityQueue
         # then sends this origin no more requests while they wait their turn.
         active = slot.active if slot is not None else set()
-        active.add(request)
-        try:
-            await _sleep(wait)
-        finally:
-            active.discard(request)
+        for _ in range(MAX_REBOOKINGS + 1):
+            wait = fleet.reserve(origin, gap)
+            if wait is None:
+                self._raise_slot_delay(request)  # the store is down: this crawler alone
+                return
+            if wait <= 0:
+                break
+            due = time.monotonic() + wait
+            active.add(request)
+            try:
+                await _sleep(wait)
+            finally:
+                active.discard(request)
+            # Woken late (a busy process): the next crawler's turn is already
+            # near, so sending now would shorten the gap. Book another turn.
+            if time.monotonic() - due <= LATE_SHARE * gap:
+                break
+            self._inc("fleet/rebooked")
+        self._inc("fleet/paced")
 
     def _slot(self, request: Request) -> Any:
         engine = self.crawler._engine

@@ -105,7 +105,8 @@ async def test_a_fleet_fetches_each_robots_txt_once_and_keeps_crawl_delay_togeth
     hosts = [f"site{n}.test" for n in range(SITES)] + [DELAYED]
     fetches = {host: len(robots_log(mockserver, host)) for host in hosts}
     assert fetches == dict.fromkeys(hosts, 1)  # once in all, not once per crawler
-    total = {key: sum(r["stats"].get(key, 0) for r in fleet) for key in fleet[0]["stats"]}
+    keys = {key for result in fleet for key in result["stats"]}
+    total = {key: sum(r["stats"].get(key, 0) for r in fleet) for key in keys}
     assert total["robotrules/request_count"] == len(hosts)
     # Every other crawler took each origin from the store: found there, or
     # waited for the crawler that held the fetch lease.
