@@ -14,6 +14,7 @@ does (answer at once, answer late, never answer) is set by the plan.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
@@ -144,6 +145,7 @@ class SitesServer(Resource):
         super().__init__()  # type: ignore[no-untyped-call]
         self.plan = plan
         self.robots_requests = 0
+        self.robots_by_site: Counter[int] = Counter()
         self.page_requests = 0
         self._reactor = get_reactor()
         self._bodies: dict[int, bytes] = {}
@@ -187,6 +189,7 @@ class SitesServer(Resource):
             return b"no such site"
         if request.path == b"/robots.txt":
             self.robots_requests += 1
+            self.robots_by_site[site] += 1
             request.setHeader("Content-Type", "text/plain")
             if site in self.plan.hang:
                 return NOT_DONE_YET
