@@ -52,6 +52,13 @@ def cases(length: int) -> list[tuple[str, str, str]]:
         ("plain prefix", "/" + "a" * 1000, a_path),
         ("percent-encoded path", "/%41%42", "/" + "%41" * (length // 3)),
         ("non-ASCII path", "/é", "/" + "é" * (length // 2)),
+        # Paths that alternate what normalisation keeps and what it changes:
+        # a normaliser that works run by run makes a call per run.
+        ("stray % and spaces", "/*x$", "/" + "% " * (length // 2)),
+        ("kept and encoded alternating", "/*x$", "/" + "a " * (length // 2)),
+        ("escapes and kept alternating", "/*x$", "/" + "a%2F" * (length // 4)),
+        ("two kinds of escapes alternating", "/*x$", "/" + "%41%2F" * (length // 6)),
+        ("non-ASCII and ASCII alternating", "/*x$", "/" + "aé" * (length // 3)),
     ]
 
 

@@ -104,7 +104,106 @@ def normalize(text: str) -> str:
     """
     if _is_clean(text):
         return text
-    return _OCTET_WORK.sub(_octets, _to_octets(text)).decode("ascii")
+    octets = _to_octets(text)
+    if len(octets) >= _LONG:
+        return _normalize_long(octets)
+    return _OCTET_WORK.sub(_octets, octets).decode("ascii")
+
+
+# Long input is normalised without Python work per octet or per run: an
+# adversary's path alternating kept and encoded characters, or escapes and
+# stray "%", would otherwise cost a call per run (90 ms for 100,000
+# characters). Each octet becomes three output bytes at once, by
+# bytes.translate with one table per output byte, NUL where it needs fewer;
+# the three are interleaved and the NULs deleted (output never holds a real
+# NUL: only kept characters, "%" and hex digits). %xx escapes are found and
+# decoded with big-integer bit operations when there are many.
+_HEX_DIGITS = b"0123456789ABCDEF"
+_HEX_INPUT = b"0123456789ABCDEFabcdef"
+_KEEP_SET = frozenset(_KEEP_BYTES)
+_UNRESERVED_SET = frozenset(_UNRESERVED_BYTES)
+_FEW_ESCAPES = 32
+
+
+def _table(cell: int, kept: frozenset[int]) -> bytes:
+    """Byte ``cell`` (0, 1, 2) of the three an octet becomes, kept ones being ``kept``."""
+    out = bytearray()
+    for octet in range(256):
+        if octet in kept:
+            out.append(octet if cell == 0 else 0)
+        else:
+            out.append((ord("%"), _HEX_DIGITS[octet >> 4], _HEX_DIGITS[octet & 15])[cell])
+    return bytes(out)
+
+
+_LITERAL_CELLS = tuple(_table(cell, _KEEP_SET) for cell in range(3))
+_ESCAPED_CELLS = tuple(_table(cell, _UNRESERVED_SET) for cell in range(3))
+# Bit 0: "%"; bit 1: a hex digit.
+_CLASS = bytes((octet == ord("%")) | (octet in _HEX_INPUT) << 1 for octet in range(256))
+_HEX_VALUE = bytes(int(chr(octet), 16) if octet in _HEX_INPUT else 0 for octet in range(256))
+_LITERAL_RUN = re.compile(f"[^{KEEP}]+".encode())
+
+
+def _interleave(cells: list[bytes]) -> str:
+    out = bytearray(3 * len(cells[0]))
+    for index, cell in enumerate(cells):
+        out[index::3] = cell
+    return bytes(out).translate(None, b"\x00").decode("ascii")
+
+
+def _literal(octets: bytes) -> str:
+    """Octets with no escape in them: kept ones stay, the others are encoded."""
+    if len(octets) < _LONG:
+        return _LITERAL_RUN.sub(_encode_match, octets).decode("ascii")
+    return _interleave([octets.translate(table) for table in _LITERAL_CELLS])
+
+
+def _normalize_long(octets: bytes) -> str:
+    escapes = octets.count(b"%")
+    if escapes == 0:
+        return _literal(octets)
+    if escapes <= _FEW_ESCAPES:
+        return _by_escapes(octets)
+    return _many_escapes(octets)
+
+
+def _by_escapes(octets: bytes) -> str:
+    first, *parts = octets.split(b"%")
+    out = [_literal(first)]
+    for part in parts:
+        pair = part[:2]
+        if len(pair) == 2 and not pair.translate(None, _HEX_INPUT):
+            out.append(_decoded(unhexlify(pair)).decode("ascii"))
+            out.append(_literal(part[2:]))
+        else:
+            out.append("%25")
+            out.append(_literal(part))
+    return "".join(out)
+
+
+def _many_escapes(octets: bytes) -> str:
+    size = len(octets)
+
+    def number(data: bytes) -> int:
+        return int.from_bytes(data, "big")
+
+    # Byte i is bits 8*(size-1-i) up, so "<< 7" puts bit 1 of byte i+1 at
+    # bit 0 of byte i, "<< 15" that of byte i+2: bit 0 of byte i is then set
+    # for a "%" followed by two hex digits, and nothing else is.
+    classes = number(octets.translate(_CLASS))
+    starts = (classes & (classes << 7) & (classes << 15)) * 0xFF
+    tails = (starts >> 8) | (starts >> 16)
+    values = number(octets.translate(_HEX_VALUE))
+    decoded = ((values << 12) | (values << 16)) & starts
+    source = number(octets)
+    octet_of = (source ^ ((source ^ decoded) & starts)).to_bytes(size, "big")
+    literal = ((1 << 8 * size) - 1) ^ (starts | tails)
+    cells = []
+    for cell in range(3):
+        as_literal = number(octet_of.translate(_LITERAL_CELLS[cell])) & literal
+        as_escape = number(octet_of.translate(_ESCAPED_CELLS[cell])) & starts
+        cells.append((as_literal | as_escape).to_bytes(size, "big"))
+    return _interleave(cells)
 
 
 # An absolute URL whose path needs no normalisation: the common case, taken
