@@ -42,7 +42,7 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, DeferredSemaphore
 from w3lib.url import safe_url_string
 
 from . import signals
@@ -149,7 +149,8 @@ def _own_allowance(downloader: Any) -> Iterator[None]:
     slow or dead robots.txt files would then hold the crawl's places for up
     to ``DOWNLOAD_TIMEOUT`` (times Scrapy's retries), while the requests that
     wait for them are parked and hold none. So the downloader's limit is
-    raised by one for each fetch under way.
+    raised by one for each fetch under way; ``ROBOTRULES_CONCURRENT_FETCHES``
+    bounds how many are.
     """
     limited = downloader.total_concurrency > 0  # 0: no limit
     if limited:
@@ -279,6 +280,8 @@ class RobotsManager:
         self._parked: dict[int, Request] = {}
         """Parked requests by the id of their waiter."""
         self._scheduler_closed = False
+        self._fetch_places = DeferredSemaphore(config.concurrent_fetches)
+        """robots.txt downloads under way at once; more wait here, outside the downloader."""
         limit = DOWNLOAD_SIZE_FACTOR * config.max_size
         scrapy_limit = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self._download_maxsize = min(limit, scrapy_limit) if scrapy_limit > 0 else limit
@@ -642,10 +645,14 @@ class RobotsManager:
         for hop in range(MAX_REDIRECTS + 1):
             self._inc("request_count")
             try:
-                with _own_allowance(self.crawler.engine.downloader):
-                    response = await self.crawler.engine.download_async(
-                        self._robots_request(url, trigger)
-                    )
+                await maybe_deferred_to_future(self._fetch_places.acquire())
+                try:
+                    with _own_allowance(self.crawler.engine.downloader):
+                        response = await self.crawler.engine.download_async(
+                            self._robots_request(url, trigger)
+                        )
+                finally:
+                    self._fetch_places.release()
             except Exception as exc:
                 self._inc(f"exception_count/{type(exc).__name__}")
                 return _Fetched(None, url, exc)

@@ -48,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "ROBOTRULES_CRAWL_DELAY": True,
     "ROBOTRULES_MAX_CRAWL_DELAY": 60.0,
     "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 1000,
+    "ROBOTRULES_CONCURRENT_FETCHES": 64,
     "ROBOTRULES_STORE": "memory",
     "ROBOTRULES_LEASE": 10.0,
 }
@@ -83,6 +84,8 @@ class RobotRulesConfig:
     crawl_delay: bool = True
     max_crawl_delay: float = 60.0
     max_waiting_per_origin: int = 1000
+    concurrent_fetches: int = 64
+    """robots.txt downloads at once, on top of ``CONCURRENT_REQUESTS``."""
     store: str = "memory"
     """``memory``, ``sqlite:///absolute/path.db``, ``sqlite:relative.db`` or ``redis://...``."""
     lease: float = 10.0
@@ -137,6 +140,9 @@ class RobotRulesConfig:
                 "ROBOTRULES_MAX_WAITING_PER_ORIGIN",
                 get("ROBOTRULES_MAX_WAITING_PER_ORIGIN"),
                 minimum=0,
+            ),
+            concurrent_fetches=_integer(
+                "ROBOTRULES_CONCURRENT_FETCHES", get("ROBOTRULES_CONCURRENT_FETCHES"), minimum=1
             ),
             store=_store(get("ROBOTRULES_STORE")),
             lease=_seconds("ROBOTRULES_LEASE", get("ROBOTRULES_LEASE"), zero=False),

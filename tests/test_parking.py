@@ -63,6 +63,22 @@ async def test_robots_txt_fetches_take_no_place_from_the_pages(mockserver: MockS
 
 
 @async_test
+async def test_robots_txt_fetches_under_way_at_once_are_bounded(mockserver: MockServer) -> None:
+    hosts = [f"new{n}.test" for n in range(6)]
+    for host in hosts:
+        mockserver.set_robots(host, Reply(body=PRIVATE, delay=0.5))
+    settings = {**OURS, "ROBOTRULES_CONCURRENT_FETCHES": 2, "DOWNLOAD_TIMEOUT": 5.0}
+    result = await run_spider(
+        RecordingSpider, settings, start_urls=[mockserver.url(h, "/a") for h in hosts]
+    )
+    assert len(result.crawled) == 6
+    arrivals = sorted(r.time for h in hosts for r in robots_log(mockserver, h))
+    # Two at a time, each answered in 0.5 s: three waves.
+    for earlier, later in zip(arrivals, arrivals[2:], strict=False):
+        assert later - earlier > 0.45
+
+
+@async_test
 async def test_the_spider_stays_open_while_requests_are_parked(mockserver: MockServer) -> None:
     # 503 first: the origin is unreachable, its request parked, and nothing
     # at all is downloading during the retry delay; the spider must not close.

@@ -38,6 +38,7 @@ def test_defaults_are_documented_and_used() -> None:
     assert got.crawl_delay is DEFAULTS["ROBOTRULES_CRAWL_DELAY"] is True
     assert got.max_crawl_delay == DEFAULTS["ROBOTRULES_MAX_CRAWL_DELAY"] == 60
     assert got.store == DEFAULTS["ROBOTRULES_STORE"] == "memory"
+    assert got.concurrent_fetches == DEFAULTS["ROBOTRULES_CONCURRENT_FETCHES"] == 64
     assert got.lease == DEFAULTS["ROBOTRULES_LEASE"] == 10
     assert DEFAULTS["ROBOTRULES_USER_AGENT"] is None
     assert got.user_agent.startswith("Scrapy/")
@@ -67,6 +68,7 @@ def test_every_setting_is_read() -> None:
             "ROBOTRULES_MAX_CRAWL_DELAY": 2.5,
             "ROBOTRULES_STORE": "redis://cache:6379/3",
             "ROBOTRULES_LEASE": 30,
+            "ROBOTRULES_CONCURRENT_FETCHES": 8,
         }
     )
     assert got == RobotRulesConfig(
@@ -83,6 +85,7 @@ def test_every_setting_is_read() -> None:
         max_crawl_delay=2.5,
         store="redis://cache:6379/3",
         lease=30.0,
+        concurrent_fetches=8,
     )
 
 
@@ -191,6 +194,7 @@ CHOICES = {
         ("ROBOTRULES_STORE", "sqlite://host/robots.db", STORES),
         ("ROBOTRULES_STORE", None.__class__, STORES),
         ("ROBOTRULES_LEASE", 0, "a number of seconds, more than 0"),
+        ("ROBOTRULES_CONCURRENT_FETCHES", 0, "a whole number, 1 or more"),
     ],
 )
 def test_a_bad_value_gets_one_message_naming_the_setting_and_the_choices(
