@@ -27,6 +27,9 @@ ADDONS = {"scrapy_robotrules.Addon": 0}
 # ROBOTRULES_MAX_AGE = 86400.0              # seconds a fetched robots.txt stays fresh, at most
 # ROBOTRULES_MAX_SIZE = 512000              # bytes of robots.txt read
 # ROBOTRULES_CACHE_SIZE = 100000            # origins whose rules are kept
+# ROBOTRULES_CONCURRENT_FETCHES = 64        # robots.txt downloads at once
+# ROBOTRULES_STORE = "memory"               # or "sqlite:robots.db" (kept across restarts),
+#                                           # "redis://host:6379/0" (shared by a fleet)
 
 # The flaky origin answers 503 three times: fetch its robots.txt again after 1 s, not 5 s.
 ROBOTRULES_RETRY_DELAY = 1
