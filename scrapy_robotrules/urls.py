@@ -240,12 +240,31 @@ def request_path(url: str) -> str:
     return normalize(path)
 
 
+# The common case, taken without urlsplit: http(s), a lower-case ASCII host
+# name, maybe a port, then the path (or nothing).
+_PLAIN_ORIGIN = re.compile(r"(https?)://([a-z0-9][a-z0-9.-]*)(?::([0-9]{1,5}))?(?=[/?#]|\Z)")
+
+
 def origin_of(url: str) -> str:
     """``scheme://host[:port]`` of ``url``, lower-cased, default ports folded.
 
     ``http://a.com`` and ``https://a.com`` are different origins (SPEC 8).
     Raises ``ValueError`` with a readable message when ``url`` has no origin.
     """
+    plain = _PLAIN_ORIGIN.match(url)
+    if plain is not None:
+        scheme, host, port = plain.groups()
+        if port is None:
+            return f"{scheme}://{host}"
+        number = int(port)
+        if number == _DEFAULT_PORTS[scheme]:
+            return f"{scheme}://{host}"
+        if number <= 65535:
+            return f"{scheme}://{host}:{number}"
+    return _origin_by_urlsplit(url)
+
+
+def _origin_by_urlsplit(url: str) -> str:
     try:
         parts = urlsplit(url)
         port = parts.port

@@ -17,7 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_robotrules.urls import _OCTET_WORK, _normalize_long, _octets, _to_octets, normalize
+from scrapy_robotrules.urls import (
+    _OCTET_WORK,
+    _normalize_long,
+    _octets,
+    _origin_by_urlsplit,
+    _to_octets,
+    normalize,
+    origin_of,
+)
 
 PIECES = [
     "a",
@@ -94,3 +102,24 @@ def test_no_python_call_per_octet_or_run(path: str) -> None:
     assert normal == by_runs(path)
     # The run-by-run way makes one call per run here: tens of thousands.
     assert calls < 200, calls
+
+
+URLS = st.builds(
+    "{}://{}{}{}".format,
+    st.sampled_from(["http", "https", "HTTP", "ftp"]),
+    st.from_regex(r"[a-zA-Z0-9.\-]{1,12}|\[::1\]|u@h", fullmatch=True),
+    st.one_of(st.just(""), st.from_regex(r":[0-9]{0,7}", fullmatch=True)),
+    st.sampled_from(["", "/", "/a?b", "?q", "#f", "\\x", ";p"]),
+)
+
+
+@settings(max_examples=1000)
+@given(URLS)
+def test_the_quick_origin_is_the_urlsplit_one(url: str) -> None:
+    def outcome(function: Any) -> str:
+        try:
+            return str(function(url))
+        except ValueError:
+            return "ValueError"
+
+    assert outcome(origin_of) == outcome(_origin_by_urlsplit)
