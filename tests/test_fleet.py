@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
 import redis
 from crawling import RecordingSpider, async_test, run_spider
 from mockserver import MockServer, Reply, get_reactor
@@ -94,12 +95,18 @@ FLEET_SETTINGS: dict[str, Any] = {
 }
 
 
+@pytest.mark.parametrize("store", ["redis", "sqlite"])
 @async_test
 async def test_a_fleet_fetches_each_robots_txt_once_and_keeps_crawl_delay_together(
-    mockserver: MockServer, redis_server: RedisServer, tmp_path: Path
+    mockserver: MockServer, store: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    """Four crawlers on one Redis server, or on one SQLite file (one machine)."""
+    if store == "redis":
+        url = request.getfixturevalue("redis_server").url
+    else:
+        url = f"sqlite://{tmp_path}/robots.db"
     start_urls = _sites(mockserver)
-    settings = {**FLEET_SETTINGS, "ROBOTRULES_STORE": redis_server.url}
+    settings = {**FLEET_SETTINGS, "ROBOTRULES_STORE": url}
     fleet = await _run_workers(tmp_path, WORKERS, start_urls, settings)
 
     hosts = [f"site{n}.test" for n in range(SITES)] + [DELAYED]
