@@ -152,7 +152,8 @@ def _own_allowance(downloader: Any) -> Iterator[None]:
     raised by one for each fetch under way; ``ROBOTRULES_CONCURRENT_FETCHES``
     bounds how many are.
     """
-    limited = downloader.total_concurrency > 0  # 0: no limit
+    limit = getattr(downloader, "total_concurrency", 0)
+    limited = isinstance(limit, int) and limit > 0  # 0: no limit
     if limited:
         downloader.total_concurrency += 1
     try:
@@ -647,7 +648,7 @@ class RobotsManager:
             try:
                 await maybe_deferred_to_future(self._fetch_places.acquire())
                 try:
-                    with _own_allowance(self.crawler.engine.downloader):
+                    with _own_allowance(getattr(self.crawler.engine, "downloader", None)):
                         response = await self.crawler.engine.download_async(
                             self._robots_request(url, trigger)
                         )
