@@ -4,54 +4,29 @@ Crawls the start URLs in ``SETTINGS_JSON`` (following links) with the
 package enabled and the settings given, every host name resolved to the
 test server, and writes what happened to ``OUTPUT`` as JSON: the URLs
 crawled, the URLs robots.txt forbade (with the reason), the crawl's stats.
-Several of these run at once in the fleet tests and the fleet benchmark.
+Several of these run at once in the fleet tests.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from scrapy import Request, Spider
+from crawling import RecordingSpider
 from scrapy.crawler import CrawlerProcess
-from scrapy.http import Response, TextResponse
-from twisted.python.failure import Failure
 
 from scrapy_robotrules.manager import RobotsTxtForbidden
 
 
-class FleetSpider(Spider):
+class FleetSpider(RecordingSpider):
+    """Follows every link, as each crawler of the fleet does."""
+
     name = "fleet"
 
     def __init__(self, start_urls: list[str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.start_urls = start_urls
-        self.crawled: list[str] = []
-        self.forbidden: dict[str, str] = {}
-        self.failed: dict[str, str] = {}
-
-    def request(self, url: str) -> Request:
-        return Request(url, callback=self.parse, errback=partial(self.on_failure, url))
-
-    async def start(self) -> AsyncIterator[Request]:
-        for url in self.start_urls:
-            yield self.request(url)
-
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
-        self.crawled.append(response.url)
-        if isinstance(response, TextResponse):
-            for href in response.css("a::attr(href)").getall():
-                yield self.request(response.urljoin(href))
-
-    def on_failure(self, url: str, failure: Failure) -> None:
-        if isinstance(failure.value, RobotsTxtForbidden):
-            self.forbidden[url] = failure.value.reason
-        else:
-            self.failed[url] = repr(failure.value)
+        super().__init__(start_urls, follow=True, **kwargs)
 
 
 def main(settings_file: str, output: str) -> None:
@@ -72,10 +47,11 @@ def main(settings_file: str, output: str) -> None:
     spider = crawler.spider
     assert isinstance(spider, FleetSpider)
     stats = {k: v for k, v in crawler.stats.get_stats().items() if isinstance(v, (int, float))}
+    failures = spider.failures
     result = {
         "crawled": spider.crawled,
-        "forbidden": spider.forbidden,
-        "failed": spider.failed,
+        "forbidden": {u: e.reason for u, e in failures if isinstance(e, RobotsTxtForbidden)},
+        "failed": {u: repr(e) for u, e in failures if not isinstance(e, RobotsTxtForbidden)},
         "stats": stats,
     }
     Path(output).write_text(json.dumps(result))
