@@ -6,8 +6,8 @@ Run for a minute (from the repository root)::
 
 Each input is split into a robots.txt, a URL and an agent. Beyond "never
 raises", it checks what must always hold: ``allowed`` and ``explain`` agree,
-the deciding rule has the verdict's directive, and decisions are
-deterministic.
+the deciding rule has the verdict's directive, decisions are
+deterministic, and long paths normalise as short ones do.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import atheris
 
 with atheris.instrument_imports():
     from scrapy_robotrules import RobotsTxt
+    from scrapy_robotrules.urls import _LONG, _OCTET_WORK, _normalize_long, _octets, _to_octets
 
 MODES = ("most-specific", "first-match", "allow-first")
 STYLES = ("token", "substring")
@@ -44,6 +45,11 @@ def one_input(data: bytes) -> None:
         robots.request_rate(agent, style)
         robots.visit_time(agent, style)
     _ = robots.sitemaps, robots.host, robots.unknown_lines
+    # The URL, repeated to the length where normalisation takes the long way:
+    # that way must give what the run-by-run way gives.
+    octets = _to_octets(url * (_LONG // max(1, len(url)) + 1))
+    if _normalize_long(octets) != _OCTET_WORK.sub(_octets, octets).decode("ascii"):
+        raise AssertionError(f"long normalisation differs for {url!r}")
 
 
 def main() -> None:
