@@ -125,6 +125,9 @@ class CachedStore:
     def _write_back(self) -> None:
         while self._unsaved and self._down_since is None:
             origin, record = self._unsaved.popitem(last=False)
+            held = self.local.get(origin)
+            if held is not None and held.fetched_at > record.fetched_at:
+                continue  # fetched again since, and saved then
             if self._ask("save", partial(self.backend.save, record)) is FAILED:
                 self._unsaved[origin] = record
 
@@ -171,11 +174,14 @@ class CachedStore:
             entry.fetched_at,
             entry.fresh_until,
         )
-        if self._ask("save", lambda: self.backend.save(record)) is FAILED:
-            self._unsaved[entry.origin] = record
-            self._unsaved.move_to_end(entry.origin)
-            while len(self._unsaved) > UNSAVED_LIMIT:
-                self._unsaved.popitem(last=False)
+        if self._ask("save", lambda: self.backend.save(record)) is not FAILED:
+            # Saved: an older record kept from an outage must not overwrite it.
+            self._unsaved.pop(entry.origin, None)
+            return
+        self._unsaved[entry.origin] = record
+        self._unsaved.move_to_end(entry.origin)
+        while len(self._unsaved) > UNSAVED_LIMIT:
+            self._unsaved.popitem(last=False)
 
     def delete(self, origin: str) -> None:
         self.local.delete(origin)

@@ -326,3 +326,17 @@ class TestFallback:
 def test_memory_store_is_the_default() -> None:
     assert isinstance(RobotRules("bot").store, MemoryStore)
     assert isinstance(open_store("memory"), MemoryStore)
+
+
+def test_a_record_kept_from_an_outage_never_overwrites_a_newer_one(
+    redis_server: RedisServer,
+) -> None:
+    store = cached(redis_server.url, retry_after=0.0)
+    now = time.time()
+    redis_server.stop()
+    store.put(_entry(Outcome.ALLOW_ALL, now, now + 60))  # kept to be written back
+    redis_server.start()
+    store.put(_entry(Outcome.DISALLOW_ALL, now + 1, now + 61))  # saved, and written back after
+    record = open_backend(redis_server.url).load(ORIGIN)
+    assert record is not None
+    assert record.outcome is Outcome.DISALLOW_ALL
