@@ -163,6 +163,28 @@ def _own_allowance(downloader: Any) -> Iterator[None]:
             downloader.total_concurrency -= 1
 
 
+SLOW_FETCH = 5.0
+"""Seconds after which a robots.txt fetch gives its place up to the next one.
+
+Places bound how many fetches start at once; a slow or dead robots.txt
+(which may run for ``DOWNLOAD_TIMEOUT`` times Scrapy's retries) must not
+hold one so long that the other sites' robots.txt wait behind it."""
+
+
+class _Place:
+    """A fetch place, given back at the end of the fetch or after SLOW_FETCH seconds."""
+
+    def __init__(self, places: DeferredSemaphore) -> None:
+        self.places: DeferredSemaphore | None = places
+        self.call = call_later(SLOW_FETCH, self.give_up)
+
+    def give_up(self) -> None:
+        if self.places is not None:
+            self.places.release()
+            self.places = None
+            self.call.cancel()
+
+
 class _Renewal:
     """Keeps a fetch lease alive while the fetch runs: renewed every third of its length."""
 
@@ -623,6 +645,11 @@ class RobotsManager:
             request=trigger,
         )
 
+    async def _fetch_place(self) -> _Place:
+        """One of the ROBOTRULES_CONCURRENT_FETCHES places, held until done or slow."""
+        await maybe_deferred_to_future(self._fetch_places.acquire())
+        return _Place(self._fetch_places)
+
     def _robots_request(self, url: str, trigger: Request) -> Request:
         meta: dict[str, Any] = {
             "dont_obey_robotstxt": True,
@@ -646,14 +673,14 @@ class RobotsManager:
         for hop in range(MAX_REDIRECTS + 1):
             self._inc("request_count")
             try:
-                await maybe_deferred_to_future(self._fetch_places.acquire())
+                place = await self._fetch_place()
                 try:
                     with _own_allowance(getattr(self.crawler.engine, "downloader", None)):
                         response = await self.crawler.engine.download_async(
                             self._robots_request(url, trigger)
                         )
                 finally:
-                    self._fetch_places.release()
+                    place.give_up()
             except Exception as exc:
                 self._inc(f"exception_count/{type(exc).__name__}")
                 return _Fetched(None, url, exc)

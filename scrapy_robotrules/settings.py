@@ -85,7 +85,7 @@ class RobotRulesConfig:
     max_crawl_delay: float = 60.0
     max_waiting_per_origin: int = 1000
     concurrent_fetches: int = 64
-    """robots.txt downloads at once, on top of ``CONCURRENT_REQUESTS``."""
+    """robots.txt downloads started at once (one running over 5 s frees its place)."""
     store: str = "memory"
     """``memory``, ``sqlite:///absolute/path.db``, ``sqlite:relative.db`` or ``redis://...``."""
     lease: float = 10.0

@@ -10,12 +10,15 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from crawling import RecordingSpider, async_test, run_spider
 from mockserver import MockServer, Reply, get_reactor
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 from test_middleware import OURS, PRIVATE, robots_log, stat
+
+from scrapy_robotrules import manager as manager_module
 
 CRAWL_TESTS = True
 
@@ -76,6 +79,23 @@ async def test_robots_txt_fetches_under_way_at_once_are_bounded(mockserver: Mock
     # Two at a time, each answered in 0.5 s: three waves.
     for earlier, later in zip(arrivals, arrivals[2:], strict=False):
         assert later - earlier > 0.45
+
+
+@async_test
+async def test_a_slow_robots_txt_gives_its_fetch_place_up(
+    mockserver: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(manager_module, "SLOW_FETCH", 0.3)
+    mockserver.set_robots("dead.test", Reply(hang=True))
+    mockserver.set_robots("live.test", Reply(body=PRIVATE))
+    settings = {**OURS, "ROBOTRULES_CONCURRENT_FETCHES": 1, "DOWNLOAD_TIMEOUT": 3.0}
+    urls = [mockserver.url("dead.test", "/a"), mockserver.url("live.test", "/a")]
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    assert result.crawled == [urls[1]]
+    dead = robots_log(mockserver, "dead.test")[0]  # then tried again, and dropped
+    [live] = robots_log(mockserver, "live.test")
+    # One place: live.test's fetch waited 0.3 s for it, not the 3 s timeout.
+    assert 0.25 < live.time - dead.time < 2.0
 
 
 @async_test
