@@ -129,15 +129,26 @@ async def _sleep(seconds: float) -> None:
     await maybe_deferred_to_future(done)
 
 
+def _jitter(slot: Any) -> float:
+    """How far a download slot varies its delay at random, as a share (0.5: +-50%).
+
+    ``Slot.jitter`` in current Scrapy; older versions had ``randomize_delay``, meaning +-50%.
+    """
+    jitter = getattr(slot, "jitter", None)
+    if jitter is None:
+        jitter = 0.5 if getattr(slot, "randomize_delay", False) else 0.0
+    return float(jitter)
+
+
 def _slot_gap(slot: Any, crawler: Crawler) -> float:
     """The longest gap a download slot may put between two requests (random delays included)."""
     if slot is not None:
-        delay, randomize = float(slot.delay), bool(slot.randomize_delay)
-    else:
-        settings = crawler.settings
-        delay = settings.getfloat("DOWNLOAD_DELAY")
-        randomize = settings.getbool("RANDOMIZE_DOWNLOAD_DELAY")
-    return delay * 1.5 if randomize else delay
+        return float(slot.delay) * (1.0 + _jitter(slot))
+    # No slot yet: the downloader will make one with these settings.
+    settings = crawler.settings
+    return settings.getfloat("DOWNLOAD_DELAY") * (
+        1.0 + settings.getfloat("DOWNLOAD_DELAY_JITTER", 0.5)
+    )
 
 
 @contextmanager
@@ -870,14 +881,10 @@ class RobotsManager:
 
     def _raise_slot_delay(self, request: Request) -> None:
         delay = self.crawl_delay(request)
-        engine = self.crawler._engine
-        if delay is None or engine is None:
+        slot = self._slot(request) if delay is not None else None
+        if delay is None or slot is None:
             return
-        downloader = engine.downloader
-        slot = downloader.slots.get(downloader.get_slot_key(request))
-        if slot is None:
-            return
-        jitter = float(getattr(slot, "jitter", 0.0))
+        jitter = _jitter(slot)
         floor = delay / (1.0 - jitter) if 0.0 < jitter < 1.0 else delay
         if slot.delay < floor:
             slot.delay = floor
