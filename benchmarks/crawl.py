@@ -102,7 +102,6 @@ import re
 import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -132,6 +131,8 @@ from _common import (
 )
 
 use_checkout()
+sys.path.insert(0, str(REPO_ROOT / "tests"))
+from redisserver import RedisServer  # noqa: E402  (the tests' Redis launcher)
 
 FULL_SITES = 2000
 """The size the issue asks for (2,000 sites x 5 pages); too slow for a default run here."""
@@ -537,57 +538,24 @@ class FleetError(RuntimeError):
     """A fleet round could not run to its end (the message says why)."""
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def redis_ping(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as conn:
-            conn.sendall(b"PING\r\n")
-            return conn.recv(64).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
 @contextmanager
 def redis_server(directory: Path) -> Iterator[str]:
-    """A fresh ``redis-server`` on a free port of 127.0.0.1, killed on exit; its URL."""
-    executable = shutil.which("redis-server")
-    if executable is None:
+    """A fresh ``redis-server`` on a free port of 127.0.0.1, killed on exit; its URL.
+
+    Started as the tests start theirs (``tests/redisserver.py``).
+    """
+    if shutil.which("redis-server") is None:
         raise FleetError(REDIS_MISSING)
     directory.mkdir()
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            executable,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            str(directory),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--protected-mode",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = RedisServer(directory)
     try:
-        deadline = time.monotonic() + 10
-        while not redis_ping(port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise FleetError(f"redis-server did not start on port {port}")
-            time.sleep(0.02)
-        yield f"redis://127.0.0.1:{port}/0"
+        server.start()
+    except RuntimeError as exc:
+        raise FleetError(str(exc)) from None
+    try:
+        yield server.url
     finally:
-        stop_process(proc)
+        server.stop()
 
 
 REDIS_MISSING = (

@@ -1,10 +1,14 @@
-"""Shared pytest wiring: the mock server fixture, and the shared/ data every run needs."""
+"""Shared pytest wiring: the mock server and Redis server fixtures, and the crawl marker."""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 from crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
-from redisserver import redis_server  # noqa: F401  (a real Redis server per test)
+from redisserver import RedisServer
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -15,3 +19,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             module, "CRAWL_TESTS", False
         ):
             item.add_marker(pytest.mark.crawl)
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A real Redis server per test, in a temporary directory, killed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="robotrules-redis-") as directory:
+        server = RedisServer(Path(directory))
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()

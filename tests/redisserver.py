@@ -3,7 +3,8 @@
 No mock stands in for Redis: leases, paces and expiries are Redis's own
 behaviour, and the failure tests kill the server for real. ``redis-server``
 must be installed (``.ci/run`` installs it); without it these tests fail,
-they do not skip, so a missing install step cannot hide.
+they do not skip, so a missing install step cannot hide. No pytest here:
+the fleet benchmark starts its Redis with this too.
 """
 
 from __future__ import annotations
@@ -11,12 +12,9 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import redis
 
 START_TIMEOUT = 10.0
@@ -85,14 +83,3 @@ class RedisServer:
             self.process.kill()
             self.process.wait()
         self.process = None
-
-
-@pytest.fixture
-def redis_server() -> Iterator[RedisServer]:
-    with tempfile.TemporaryDirectory(prefix="robotrules-redis-") as directory:
-        server = RedisServer(Path(directory))
-        server.start()
-        try:
-            yield server
-        finally:
-            server.stop()
