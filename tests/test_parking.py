@@ -225,10 +225,14 @@ async def test_a_crawl_stopped_with_requests_parked_resumes_with_them(
     assert pages == []
     # The parked requests were saved with the scheduler's queue.
     assert first.stats.get("scheduler/enqueued/disk", 0) == 3
+    assert stat(first, "saved_at_close") == stat(first, "offered") == 3
 
     mockserver.set_robots("jobs.test", Reply(body=PRIVATE))
     second = await run_spider(StoppingSpider, settings)
     pages = [r.path for r in mockserver.requests_for("jobs.test") if r.path != "/robots.txt"]
     assert sorted(pages) == ["/a", "/b"]
     assert stat(second, "forbidden") == 1
+    # Offered anew on resuming: the identity holds in each run.
+    assert stat(second, "offered") == 3
+    assert stat(second, "allowed") == 2
     assert second.stats.get("finish_reason") == "finished"
