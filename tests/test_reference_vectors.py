@@ -132,7 +132,18 @@ def test_reference_agent_examples() -> None:
         assert not reference_allowed(rules, "/", agent, "first-match", "substring")
     assert reference_allowed(rules, "/", "Robot", "first-match", "token")
     assert reference_crawl_delay(rules, "Googlebot/2.1", "token") == 2.0
-    merged = "User-agent: a\nCrawl-delay: 1\nUser-agent: b\nUser-agent: a\nCrawl-delay: 3\n"
+    merged = (
+        "User-agent: a\nCrawl-delay: 1\nDisallow: /x\n"
+        "User-agent: b\nUser-agent: a\nCrawl-delay: 3\n"
+    )
     assert reference_crawl_delay(merged, "a", "token") == 3.0
     assert reference_crawl_delay(merged, "a", "substring") == 1.0
     assert reference_crawl_delay(merged, "c", "token") is None
+    # SPEC 2: a Crawl-delay does not end the run of User-agent lines.
+    joined = "User-agent: a\nCrawl-delay: 1\nUser-agent: b\nDisallow: /x\n"
+    assert reference_crawl_delay(joined, "b", "token") == 1.0
+    assert not reference_allowed(joined, "/x", "a", "first-match", "token")
+    # SPEC 3: an empty value applies to every crawler in substring style only.
+    empty = "User-agent:\nDisallow: /\n"
+    assert not reference_allowed(empty, "/", "bot", "first-match", "substring")
+    assert reference_allowed(empty, "/", "bot", "first-match", "token")
