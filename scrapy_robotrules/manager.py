@@ -58,7 +58,7 @@ from .fetch_policy import (
 )
 from .robotparser import RobotParser
 from .robotstxt import Decision, RobotsTxt, is_robots_path
-from .settings import MAX_RETRY_DELAY, RobotRulesConfig
+from .settings import MAX_RETRY_DELAY, RobotRulesConfig, crawl_config
 from .urls import origin_of, request_path
 
 if TYPE_CHECKING:
@@ -327,7 +327,7 @@ class RobotsManager:
         """The manager of ``crawler``, created (settings checked) on first use."""
         manager = getattr(crawler, cls._ATTRIBUTE, None)
         if not isinstance(manager, RobotsManager):
-            manager = cls(crawler, RobotRulesConfig.from_crawler(crawler))
+            manager = cls(crawler, crawl_config(crawler))
             setattr(crawler, cls._ATTRIBUTE, manager)
         return manager
 
