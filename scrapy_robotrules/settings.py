@@ -8,7 +8,9 @@ so are strings such as ``-s ROBOTRULES_RETRY_DELAY=2.5`` on the command line.
 The crawler's name in robots.txt (its product token, SPEC 3) comes from the
 first of: the spider's ``robotrules_user_agent`` attribute,
 ``ROBOTRULES_USER_AGENT``, ``ROBOTSTXT_USER_AGENT``, the spider's
-``user_agent`` attribute, ``USER_AGENT``. The spider's
+``user_agent`` attribute, ``USER_AGENT``. When none of the first three is
+set, a request's own ``User-Agent`` header comes before the last two, as in
+Scrapy's ``RobotsTxtMiddleware`` (see :func:`named_for_robots`). The spider's
 ``robotrules_precedence`` attribute likewise overrides
 ``ROBOTRULES_PRECEDENCE``.
 
@@ -38,7 +40,14 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["DEFAULTS", "LIMITS", "RobotRulesConfig", "RobotRulesSettingError", "crawl_config"]
+__all__ = [
+    "DEFAULTS",
+    "LIMITS",
+    "RobotRulesConfig",
+    "RobotRulesSettingError",
+    "crawl_config",
+    "named_for_robots",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -260,6 +269,22 @@ def _store(value: object) -> str:
             f"{name} = {shown!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
         )
     return value.strip()
+
+
+def named_for_robots(settings: BaseSettings, spider: Spider | None) -> bool:
+    """Whether an agent is named for robots.txt itself, not only for the requests.
+
+    That is the spider's ``robotrules_user_agent``, ``ROBOTRULES_USER_AGENT``
+    or ``ROBOTSTXT_USER_AGENT``. Without one, the agent a request sends (its
+    own ``User-Agent`` header, else the spider's or ``USER_AGENT``) is the
+    one robots.txt is asked about, as Scrapy's ``RobotsTxtMiddleware`` does.
+    """
+    named = (
+        getattr(spider, "robotrules_user_agent", None),
+        settings.get("ROBOTRULES_USER_AGENT"),
+        settings.get("ROBOTSTXT_USER_AGENT"),
+    )
+    return any(value not in (None, "", b"") for value in named)
 
 
 def _user_agent(settings: BaseSettings, spider: Spider | None) -> str:
