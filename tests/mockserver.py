@@ -173,6 +173,22 @@ class MockServer(Resource):
         site.links = tuple(links)
         site.delays = dict(delays or {})
 
+    def release(self, host: str, reply: Reply) -> None:
+        """Answer ``host``'s hung robots.txt fetches with ``reply``, and every later one too.
+
+        With ``Reply(hang=True)`` first, a test decides when a fetch ends: say,
+        once every crawler of a fleet is waiting for it.
+        """
+        host = host.lower()
+        for request in list(self._pending):
+            if (
+                self._pending[request] is None
+                and request.path == b"/robots.txt"
+                and request.getRequestHostname().decode("ascii", "replace").lower() == host
+            ):
+                self._answer(request, reply)
+        self.set_robots(host, reply)
+
     def requests_for(self, host: str, path: str | None = None) -> list[RequestRecord]:
         """The requests ``host`` received, in order; ``path`` (with its query) filters."""
         host = host.lower()
