@@ -100,7 +100,9 @@ async def test_an_agent_named_for_robots_txt_wins_over_the_requests_own(
 
 @async_test
 async def test_crawl_delay_follows_the_requests_own_agent(mockserver: MockServer) -> None:
-    robots = b"User-agent: slowbot\nCrawl-delay: 0.5\n\nUser-agent: *\nAllow: /\n"
+    # The Allow line ends slowbot's group (SPEC 2): a User-agent line after
+    # Crawl-delay alone would join it.
+    robots = b"User-agent: slowbot\nCrawl-delay: 0.5\nAllow: /\n\nUser-agent: *\nAllow: /\n"
     mockserver.set_robots("slow.test", Reply(body=robots))
     mockserver.set_robots("fast.test", Reply(body=robots))
     slow = [(mockserver.url("slow.test", f"/{n}"), "SlowBot/1.0") for n in range(3)]
