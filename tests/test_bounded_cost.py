@@ -1,4 +1,4 @@
-"""A hostile robots.txt costs a bounded amount of work per check (issue 12, section 2).
+"""A hostile robots.txt costs bounded work per check and bounded memory (issue 12, section 2).
 
 The work is counted, not timed: how many rules a check tries one by one.
 Many wildcard rules are found through an automaton over their literals, so a
@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import string
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +29,9 @@ from test_differential import (
     urls_near,
 )
 
-from scrapy_robotrules import RobotsTxt, precedence
+from scrapy_robotrules import MemoryStore, RobotRules, RobotsTxt, precedence
+from scrapy_robotrules.fetch_policy import Outcome
+from scrapy_robotrules.stores import DEFAULT_CACHE_BYTES, Entry
 
 RULES = 24_380
 
@@ -138,3 +141,53 @@ def test_many_wildcard_rules_agree_with_reference(
     values = rule_values(content)
     targets = targets + data.draw(st.lists(urls_near(values), min_size=1, max_size=6))
     check_document(RobotsTxt, content, robots_url, ["FooBot"], targets)
+
+
+# The rules cache is bounded in bytes as well as in origins.
+
+
+def hostile_entry(origin: str, clock: float = 0.0) -> Entry:
+    robots = RobotsTxt.parse(hostile_file(), f"{origin}/robots.txt")
+    return Entry(origin, Outcome.RULES, robots, fetched_at=clock, fresh_until=clock + 3600)
+
+
+def test_an_entry_weighs_its_file() -> None:
+    small = RobotsTxt.parse(b"User-agent: *\nDisallow: /private\n")
+    assert small.weight < 4096
+    heavy = hostile_entry("https://heavy.example")
+    assert heavy.robots is not None
+    assert heavy.weight > 30 * heavy.robots.size > 15_000_000
+
+
+def test_the_memory_store_evicts_by_weight() -> None:
+    evicted: list[str] = []
+    store = MemoryStore(capacity=None, on_evict=lambda e: evicted.append(e.origin))
+    assert store.max_bytes == DEFAULT_CACHE_BYTES
+    store = MemoryStore(None, lambda e: evicted.append(e.origin), max_bytes=40_000_000)
+    for i in range(3):
+        store.put(hostile_entry(f"https://heavy{i}.example"))
+    assert evicted == ["https://heavy0.example"]
+    assert len(store) == 2
+    assert store.weight <= 40_000_000
+    store.get("https://heavy1.example")  # used: heavy2 is now the oldest
+    store.put(hostile_entry("https://heavy3.example"))
+    assert evicted == ["https://heavy0.example", "https://heavy2.example"]
+    store.delete("https://heavy1.example")
+    store.delete("https://heavy3.example")
+    assert store.weight == 0
+
+
+def test_one_entry_heavier_than_the_budget_is_still_kept() -> None:
+    store = MemoryStore(max_bytes=1000)
+    store.put(hostile_entry("https://heavy.example"))
+    assert store.get("https://heavy.example") is not None
+
+
+def test_the_database_counts_evictions_by_weight(tmp_path: Path) -> None:
+    body = hostile_file()
+    for store in (None, f"sqlite:///{tmp_path}/robots.db"):
+        rules = RobotRules("bot", store=store, cache_bytes=40_000_000)
+        for i in range(4):
+            rules.parse(f"https://heavy{i}.example/robots.txt", body)
+        assert (len(rules), rules.evicted) == (2, 2), store
+        assert rules.allowed("https://heavy3.example/x") is True

@@ -35,6 +35,7 @@ def test_defaults_are_documented_and_used() -> None:
     assert got.unreachable_timeout == DEFAULTS["ROBOTRULES_UNREACHABLE_TIMEOUT"] == 300
     assert got.max_age == DEFAULTS["ROBOTRULES_MAX_AGE"] == 86_400
     assert got.cache_size == DEFAULTS["ROBOTRULES_CACHE_SIZE"] == 100_000
+    assert got.cache_bytes == DEFAULTS["ROBOTRULES_CACHE_BYTES"] == 512 * 1024 * 1024
     assert got.crawl_delay is DEFAULTS["ROBOTRULES_CRAWL_DELAY"] is True
     assert got.max_crawl_delay == DEFAULTS["ROBOTRULES_MAX_CRAWL_DELAY"] == 60
     assert got.store == DEFAULTS["ROBOTRULES_STORE"] == "memory"
@@ -195,6 +196,8 @@ CHOICES = {
         ("ROBOTRULES_STORE", None.__class__, STORES),
         ("ROBOTRULES_LEASE", 0, "a number of seconds, more than 0"),
         ("ROBOTRULES_CONCURRENT_FETCHES", 0, "a whole number, 1 or more"),
+        ("ROBOTRULES_CACHE_BYTES", 0, "a whole number, 1 or more"),
+        ("ROBOTRULES_CACHE_BYTES", "1MB", "a whole number, 1 or more"),
     ],
 )
 def test_a_bad_value_gets_one_message_naming_the_setting_and_the_choices(
