@@ -32,9 +32,9 @@ part of their parsing (urllib is given the text's lines). Times are the best of
 so drift on a shared machine hits all of them. The garbage collector runs
 before each timed section and stays enabled during it (collections a tool
 causes are part of its cost). Ratios are ours/Protego, and the targets are:
-parse <= 0.25, checks <= 0.33, memory <= 0.30 (the memory row after the checks
-is shown against the same limit for information, without counting towards the
-verdict).
+parse <= 0.25, checks <= 0.33, memory <= 0.30, and (issue 12) parse plus fresh
+checks <= 0.35 (the sum of one run's two times, best run) and memory held after
+the checks <= 0.40.
 
 An exception raised by a tool on a file (or on a check) is counted and
 reported, not fatal. ``--quick`` is a smoke run on an evenly spread subset of
@@ -81,7 +81,14 @@ from _common import (
 P = TypeVar("P")
 
 AGENTS = ("examplebot", "Googlebot")
-TARGETS = {"parse": 0.25, "checks": 0.33, "memory": 0.30}
+TARGETS = {
+    "parse": 0.25,
+    "checks": 0.33,
+    "memory": 0.30,
+    # Issue 12: a file parsed and every URL of it checked, and what is held then.
+    "parse_and_checks": 0.35,
+    "memory_after_checks": 0.40,
+}
 QUICK_FILES = 300
 DEFAULT_BUDGET = 20.0
 QUICK_BUDGET = 5.0
@@ -273,6 +280,12 @@ class ToolStats:
     @property
     def checks_warm_s(self) -> float | None:
         return min(self.checks_warm_runs) if self.checks_warm_runs else None
+
+    @property
+    def parse_and_checks_s(self) -> float | None:
+        """Best run of parsing plus fresh checks (the two timed in the same run)."""
+        runs = [p + c for p, c in zip(self.parse_runs, self.checks_fresh_runs, strict=False)]
+        return min(runs) if runs else None
 
     @property
     def per_check_s(self) -> float | None:
@@ -554,6 +567,7 @@ def build_report(
         "checks_warm": ours_ratio(lambda s: s.checks_warm_s),
         "memory": ours_ratio(lambda s: s.memory_parsed),
         "memory_after_checks": ours_ratio(lambda s: s.memory_after_checks),
+        "parse_and_checks": ours_ratio(lambda s: s.parse_and_checks_s),
     }
     targets: dict[str, dict[str, Any]] = {
         name: {
@@ -572,10 +586,6 @@ def build_report(
     def target_cells(name: str) -> list[str]:
         t = targets[name]
         return [fmt_ratio(t["ratio"]), f"<= {t['target']:.2f}", str(t["status"])]
-
-    def info_cells(name: str, limit: float) -> list[str]:
-        value = ratios[name]
-        return [fmt_ratio(value), f"(<= {limit:.2f})", f"({target_status(value, limit)})"]
 
     def count(get: Callable[[ToolStats], int]) -> list[str]:
         return values(get, lambda v: f"{v:,}")
@@ -606,9 +616,14 @@ def build_report(
             target_cells("memory"),
         ),
         row(
-            "memory held, after the checks (info)",
+            f"parse + fresh checks ({best} runs)",
+            values(lambda s: s.parse_and_checks_s, fmt_seconds),
+            target_cells("parse_and_checks"),
+        ),
+        row(
+            "memory held, after the checks",
             values(lambda s: s.memory_after_checks, fmt_bytes),
-            info_cells("memory_after_checks", TARGETS["memory"]),
+            target_cells("memory_after_checks"),
         ),
         None,
         row("files that raised on parse", count(lambda s: s.parse_raised)),

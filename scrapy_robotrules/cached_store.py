@@ -26,7 +26,7 @@ from .backends import Backend, Record, StoreError, open_backend
 from .fetch_policy import Outcome
 from .reading import DEFAULT_MAX_SIZE
 from .robotstxt import RobotsTxt
-from .stores import Entry, MemoryStore
+from .stores import DEFAULT_CACHE_BYTES, Entry, MemoryStore
 
 __all__ = ["CachedStore", "open_store"]
 
@@ -50,7 +50,7 @@ class CachedStore:
 
     ``on_event`` is called with ``"hits"`` (the backend had a fresh record
     this process did not), ``"misses"`` (it had none) and ``"errors"`` (a
-    call failed). ``capacity`` bounds the cache, as for
+    call failed). ``capacity`` and ``max_bytes`` bound the cache, as for
     :class:`~scrapy_robotrules.stores.MemoryStore`.
     """
 
@@ -61,6 +61,7 @@ class CachedStore:
         backend: Backend,
         *,
         capacity: int | None = 10_000,
+        max_bytes: int | None = DEFAULT_CACHE_BYTES,
         max_size: int = DEFAULT_MAX_SIZE,
         clock: Callable[[], float] = time.time,
         on_event: Callable[[str], None] | None = None,
@@ -70,7 +71,7 @@ class CachedStore:
         retry_after: float = 5.0,
     ) -> None:
         self.backend = backend
-        self.local = MemoryStore(capacity, on_evict)
+        self.local = MemoryStore(capacity, on_evict, max_bytes)
         self.max_size = max_size
         self.clock = clock
         self.on_event = on_event
@@ -257,6 +258,7 @@ def open_store(
     url: str,
     *,
     capacity: int | None = 10_000,
+    max_bytes: int | None = DEFAULT_CACHE_BYTES,
     max_size: int = DEFAULT_MAX_SIZE,
     on_event: Callable[[str], None] | None = None,
     on_evict: Callable[[Entry], None] | None = None,
@@ -264,10 +266,11 @@ def open_store(
 ) -> MemoryStore | CachedStore:
     """The store a ``ROBOTRULES_STORE`` value names: ``memory``, ``sqlite:...``, ``redis://...``."""
     if url == "memory":
-        return MemoryStore(capacity, on_evict)
+        return MemoryStore(capacity, on_evict, max_bytes)
     return CachedStore(
         open_backend(url, timeout=timeout),
         capacity=capacity,
+        max_bytes=max_bytes,
         max_size=max_size,
         on_event=on_event,
         on_evict=on_evict,

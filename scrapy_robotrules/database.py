@@ -23,14 +23,19 @@ from .fetch_policy import DEFAULT_MAX_AGE, Outcome
 from .precedence import MOST_SPECIFIC, check_precedence
 from .reading import DEFAULT_MAX_SIZE
 from .robotstxt import Decision, RobotsTxt
-from .stores import Entry, MemoryStore, RulesStore
+from .stores import DEFAULT_CACHE_BYTES, Entry, MemoryStore, RulesStore
 from .urls import origin_of
 
 __all__ = ["RobotRules"]
 
 
 class RobotRules:
-    """robots.txt rules of many origins, for one crawler."""
+    """robots.txt rules of many origins, for one crawler.
+
+    At most ``capacity`` origins are held, and at most ``cache_bytes`` of
+    their estimated weight (:attr:`RobotsTxt.weight`); the least recently
+    used go first, and are counted in :attr:`evicted`.
+    """
 
     def __init__(
         self,
@@ -41,6 +46,7 @@ class RobotRules:
         *,
         store: RulesStore | str | None = None,
         max_size: int = DEFAULT_MAX_SIZE,
+        cache_bytes: int | None = DEFAULT_CACHE_BYTES,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._agent = agent
@@ -50,8 +56,16 @@ class RobotRules:
         self.max_size = max_size
         self.clock = clock
         if isinstance(store, str):
-            store = open_store(store, capacity=capacity, max_size=max_size, on_evict=self._count)
-        self.store: RulesStore = store if store is not None else MemoryStore(capacity, self._count)
+            store = open_store(
+                store,
+                capacity=capacity,
+                max_bytes=cache_bytes,
+                max_size=max_size,
+                on_evict=self._count,
+            )
+        if store is None:
+            store = MemoryStore(capacity, self._count, cache_bytes)
+        self.store: RulesStore = store
 
     def _count(self, _: Entry) -> None:
         self.evicted += 1

@@ -397,6 +397,7 @@ class RobotsManager:
             config.agent_match,
             config.cache_size,
             max_size=config.max_size,
+            cache_bytes=config.cache_bytes,
             store=config.store,
         )
         self.fleet: CachedStore | None = None

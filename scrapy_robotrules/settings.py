@@ -34,6 +34,7 @@ from .backends import redact_url, store_kind
 from .fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED_CHOICES
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
+from .stores import DEFAULT_CACHE_BYTES
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -62,6 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "ROBOTRULES_MAX_AGE": DEFAULT_MAX_AGE,
     "ROBOTRULES_MIN_AGE": DEFAULT_MIN_AGE,
     "ROBOTRULES_CACHE_SIZE": 100_000,
+    "ROBOTRULES_CACHE_BYTES": DEFAULT_CACHE_BYTES,
     "ROBOTRULES_CRAWL_DELAY": True,
     "ROBOTRULES_MAX_CRAWL_DELAY": 60.0,
     "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 1000,
@@ -82,6 +84,7 @@ LIMITS: dict[str, float] = {
     "ROBOTRULES_MAX_AGE": 365 * DAY,
     "ROBOTRULES_MIN_AGE": 365 * DAY,
     "ROBOTRULES_CACHE_SIZE": 100_000_000,
+    "ROBOTRULES_CACHE_BYTES": 2**40,
     "ROBOTRULES_MAX_CRAWL_DELAY": DAY,
     "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 10_000_000,
     "ROBOTRULES_CONCURRENT_FETCHES": 10_000,
@@ -113,6 +116,8 @@ class RobotRulesConfig:
     max_age: float = DEFAULT_MAX_AGE
     min_age: float = DEFAULT_MIN_AGE
     cache_size: int = 100_000
+    cache_bytes: int = DEFAULT_CACHE_BYTES
+    """Estimated bytes the rules cache may hold; least recently used origins go first."""
     crawl_delay: bool = True
     max_crawl_delay: float = 60.0
     max_waiting_per_origin: int = 1000
@@ -168,6 +173,9 @@ class RobotRulesConfig:
             max_age=_seconds("ROBOTRULES_MAX_AGE", get("ROBOTRULES_MAX_AGE"), zero=False),
             min_age=_seconds("ROBOTRULES_MIN_AGE", get("ROBOTRULES_MIN_AGE")),
             cache_size=_integer("ROBOTRULES_CACHE_SIZE", get("ROBOTRULES_CACHE_SIZE"), minimum=1),
+            cache_bytes=_integer(
+                "ROBOTRULES_CACHE_BYTES", get("ROBOTRULES_CACHE_BYTES"), minimum=1
+            ),
             crawl_delay=_boolean("ROBOTRULES_CRAWL_DELAY", get("ROBOTRULES_CRAWL_DELAY")),
             max_crawl_delay=_seconds(
                 "ROBOTRULES_MAX_CRAWL_DELAY", get("ROBOTRULES_MAX_CRAWL_DELAY")

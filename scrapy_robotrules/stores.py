@@ -16,7 +16,7 @@ from .fetch_policy import Outcome
 from .robotstxt import Decision, RobotsTxt, is_robots_path
 from .urls import request_path
 
-__all__ = ["Entry", "MemoryStore", "RulesStore"]
+__all__ = ["DEFAULT_CACHE_BYTES", "Entry", "MemoryStore", "RulesStore"]
 
 
 class Entry:
@@ -51,6 +51,11 @@ class Entry:
     def is_fresh(self, now: float) -> bool:
         return now < self.fresh_until
 
+    @property
+    def weight(self) -> int:
+        """Estimated bytes held: the parsed file's weight, or a small record."""
+        return _ENTRY_WEIGHT + (self.robots.weight if self.robots is not None else 0)
+
     def explain(self, url: str, agent: str, precedence: str, agent_match: str) -> Decision:
         """The decision for ``url``; an unreachable origin keeps earlier rules if it has them."""
         if self.robots is not None and self.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
@@ -75,6 +80,10 @@ class Entry:
 
 
 _EMPTY = RobotsTxt.parse(b"")
+_ENTRY_WEIGHT = 256
+
+DEFAULT_CACHE_BYTES = 512 * 1024 * 1024
+"""What a rules cache may weigh by default (see :attr:`Entry.weight`): 512 MiB."""
 
 
 class RulesStore(Protocol):
@@ -94,18 +103,30 @@ class RulesStore(Protocol):
 
 
 class MemoryStore:
-    """Entries in a dict, least recently used dropped beyond ``capacity``.
+    """Entries in a dict, least recently used dropped beyond ``capacity`` or ``max_bytes``.
 
-    ``on_evict`` is called with each dropped entry, so callers can count.
+    A count of origins alone does not bound memory: one robots.txt of 500 KiB
+    of wildcard rules weighs as much as thousands of ordinary ones. Entries
+    are also weighed (:attr:`Entry.weight`), and the least recently used are
+    dropped while the total is above ``max_bytes`` (the newest entry always
+    stays). ``on_evict`` is called with each dropped entry, so callers can count.
     """
 
     def __init__(
-        self, capacity: int | None = None, on_evict: Callable[[Entry], None] | None = None
+        self,
+        capacity: int | None = None,
+        on_evict: Callable[[Entry], None] | None = None,
+        max_bytes: int | None = DEFAULT_CACHE_BYTES,
     ) -> None:
         if capacity is not None and capacity < 1:
             raise ValueError(f"capacity must be at least 1 or None, not {capacity!r}")
+        if max_bytes is not None and max_bytes < 1:
+            raise ValueError(f"max_bytes must be at least 1 or None, not {max_bytes!r}")
         self.capacity = capacity
+        self.max_bytes = max_bytes
         self.on_evict = on_evict
+        self.weight = 0
+        """The entries' total weight, in estimated bytes."""
         self._entries: OrderedDict[str, Entry] = OrderedDict()
 
     def get(self, origin: str) -> Entry | None:
@@ -115,19 +136,30 @@ class MemoryStore:
         return entry
 
     def put(self, entry: Entry, body: bytes | None = None) -> None:
+        replaced = self._entries.pop(entry.origin, None)
+        if replaced is not None:
+            self.weight -= replaced.weight
         self._entries[entry.origin] = entry
-        self._entries.move_to_end(entry.origin)
-        if self.capacity is not None:
-            while len(self._entries) > self.capacity:
-                _, dropped = self._entries.popitem(last=False)
-                if self.on_evict is not None:
-                    self.on_evict(dropped)
+        self.weight += entry.weight
+        capacity = self.capacity
+        max_bytes = self.max_bytes
+        while len(self._entries) > 1 and (
+            (capacity is not None and len(self._entries) > capacity)
+            or (max_bytes is not None and self.weight > max_bytes)
+        ):
+            _, dropped = self._entries.popitem(last=False)
+            self.weight -= dropped.weight
+            if self.on_evict is not None:
+                self.on_evict(dropped)
 
     def delete(self, origin: str) -> None:
-        self._entries.pop(origin, None)
+        dropped = self._entries.pop(origin, None)
+        if dropped is not None:
+            self.weight -= dropped.weight
 
     def clear(self) -> None:
         self._entries.clear()
+        self.weight = 0
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -42,6 +42,7 @@ def test_defaults_are_documented_and_used() -> None:
     assert got.unreachable_timeout == DEFAULTS["ROBOTRULES_UNREACHABLE_TIMEOUT"] == 300
     assert got.max_age == DEFAULTS["ROBOTRULES_MAX_AGE"] == 86_400
     assert got.cache_size == DEFAULTS["ROBOTRULES_CACHE_SIZE"] == 100_000
+    assert got.cache_bytes == DEFAULTS["ROBOTRULES_CACHE_BYTES"] == 512 * 1024 * 1024
     assert got.crawl_delay is DEFAULTS["ROBOTRULES_CRAWL_DELAY"] is True
     assert got.max_crawl_delay == DEFAULTS["ROBOTRULES_MAX_CRAWL_DELAY"] == 60
     assert got.store == DEFAULTS["ROBOTRULES_STORE"] == "memory"
@@ -218,6 +219,8 @@ CHOICES = {
         ("ROBOTRULES_LEASE", "1e300", "a number of seconds, more than 0 and at most 3600"),
         ("ROBOTRULES_CONCURRENT_FETCHES", 0, "a whole number from 1 to 10000"),
         ("ROBOTRULES_MAX_WAITING_PER_ORIGIN", -1, "a whole number from 0 to 10000000"),
+        ("ROBOTRULES_CACHE_BYTES", 0, "a whole number from 1 to 1099511627776"),
+        ("ROBOTRULES_CACHE_BYTES", "1MB", "a whole number from 1 to 1099511627776"),
     ],
 )
 def test_a_bad_value_gets_one_message_naming_the_setting_and_the_choices(
@@ -413,3 +416,13 @@ def test_bad_settings_do_not_matter_when_robotstxt_obey_is_off() -> None:
     for component in (RobotRulesMiddleware, RobotRulesExtension):
         with pytest.raises(NotConfigured):
             component.from_crawler(crawler)
+
+
+def test_the_byte_budget_reaches_the_crawlers_rules_cache() -> None:
+    from scrapy_robotrules.manager import RobotsManager
+    from scrapy_robotrules.stores import MemoryStore
+
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTRULES_CACHE_BYTES": 4096})
+    store = RobotsManager.for_crawler(crawler).db.store
+    assert isinstance(store, MemoryStore)
+    assert store.max_bytes == 4096
