@@ -304,6 +304,8 @@ class RobotsManager:
             self.fleet.on_event = self._store_event
             # Rules another crawler fetched ask this one for the same pace.
             self.fleet.on_adopt = lambda entry: self._note_politeness(entry.origin, entry)
+        self._own_floor = self.fleet is not None and self._may_lose_turns(self.fleet)
+        """The store may drop its pace keys: the slot floor keeps Crawl-delay here as well."""
         self._request_agents = not named_for_robots(crawler.settings, crawler.spider)
         """No agent named for robots.txt: a request's own User-Agent header is matched."""
         self._token = config.product_token
@@ -928,9 +930,22 @@ class RobotsManager:
         gap keeps to the delay. Only ever raises the slot's delay: what
         AutoThrottle or ``DOWNLOAD_DELAY`` ask for above it stays.
         """
-        if self.fleet is not None and self.fleet.available:
+        if self.fleet is not None and self.fleet.available and not self._own_floor:
             return  # the fleet's turns keep the delay (see pace)
         self._raise_slot_delay(request)
+
+    def _may_lose_turns(self, fleet: CachedStore) -> bool:
+        """Whether the store may evict its pace keys (then: WARNING, stat, slot floor too)."""
+        why = fleet.eviction()
+        if why is None:
+            return False
+        self.stats.set_value(f"{STATS_PREFIX}store/may_evict", 1)
+        logger.warning(
+            "robots.txt store %(store)s: %(why)s; fleet-wide Crawl-delay turns may be lost,"
+            " so this crawler also keeps each delay on its own download slots",
+            {"store": fleet.backend.name, "why": why},
+        )
+        return True
 
     def _raise_slot_delay(self, request: Request) -> None:
         delay = self.crawl_delay(request)
