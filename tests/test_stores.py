@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import NamedTuple
 
 import pytest
 import redis
 from redisserver import RedisServer, free_port
 
-from scrapy_robotrules import RobotRules
+from scrapy_robotrules import RobotRules, cached_store
 from scrapy_robotrules.backends import (
     Backend,
     Record,
@@ -164,38 +165,75 @@ class TestBackends:
         assert backend.lease("http://other.example", "a", 30)  # leases are per origin
 
     def test_lease_of_a_crashed_holder_expires(self, backend: Backend) -> None:
-        assert backend.lease(ORIGIN, "crashed", 0.2)
+        assert backend.lease(ORIGIN, "crashed", 60)
         assert not backend.lease(ORIGIN, "b", 30)
+        # Its last renewal, for 0.2 s: then it crashed.
+        assert backend.lease(ORIGIN, "crashed", 0.2)
         time.sleep(0.3)
         assert backend.lease(ORIGIN, "b", 30)
 
     def test_reserve_books_turns_an_interval_apart(self, backend: Backend) -> None:
-        waits = [backend.reserve(ORIGIN, 10.0) for _ in range(3)]
-        assert waits[0] == pytest.approx(0, abs=0.5)
-        assert waits[1] == pytest.approx(10, abs=0.5)
-        assert waits[2] == pytest.approx(20, abs=0.5)
-        assert backend.reserve("http://other.example", 10.0) == pytest.approx(0, abs=0.5)
+        turns = [_book(backend, 10.0) for _ in range(3)]
+        assert turns[0].wait == 0  # the first turn is now
+        for n, turn in enumerate(turns):
+            # Each turn 10 s after the one before, however long the calls took.
+            assert turn.earliest - turns[0].latest <= 10.0 * n + 1e-5
+            assert turn.latest - turns[0].earliest >= 10.0 * n - 1e-5
+        assert backend.reserve("http://other.example", 10.0) == 0
 
     def test_reserve_across_processes(self, store_url: str) -> None:
         """Four processes booking at once get distinct turns, each an interval apart."""
-        interval = 0.05
+        interval = 10.0  # booked, not waited for
         context = multiprocessing.get_context("spawn")
         with context.Pool(4) as pool:
             batches = pool.starmap(_book_turns, [(store_url, interval, 10)] * 4)
-        turns = sorted(t for batch in batches for t in batch)
+        turns = sorted((turn for batch in batches for turn in batch), key=lambda t: t.earliest)
         assert len(turns) == 40
-        gaps = [b - a for a, b in itertools.pairwise(turns)]
-        assert min(gaps) > interval - 0.01, gaps
+        # Turns an interval apart exist within what each process saw (a turn
+        # is known to within the call's duration, which a busy machine stretches).
+        at = turns[0].earliest
+        for turn in turns[1:]:
+            at = max(turn.earliest, at + interval)
+            assert at <= turn.latest + 1e-5, (turn, at)
 
 
-def _book_turns(url: str, interval: float, count: int) -> list[float]:
+class Turn(NamedTuple):
+    """A booked turn: ``wait`` from some moment between ``before`` and ``after`` the call."""
+
+    before: float
+    wait: float
+    after: float
+
+    @property
+    def earliest(self) -> float:
+        return self.before + self.wait
+
+    @property
+    def latest(self) -> float:
+        return self.after + self.wait
+
+
+def _book(backend: Backend, interval: float) -> Turn:
+    before = time.time()
+    wait = backend.reserve(ORIGIN, interval)
+    return Turn(before, wait, time.time())
+
+
+def _book_turns(url: str, interval: float, count: int) -> list[Turn]:
     backend = open_backend(url, timeout=5.0)
-    turns = []
-    for _ in range(count):
-        wait = backend.reserve(ORIGIN, interval)
-        turns.append(time.time() + wait)
+    turns = [_book(backend, interval) for _ in range(count)]
     backend.close()
     return turns
+
+
+class Clock:
+    """A clock that moves only when a test moves it."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 class Events(Counter[str]):
@@ -203,7 +241,7 @@ class Events(Counter[str]):
         self[name] += 1
 
 
-def cached(url: str, events: Callable[[str], None] | None = None, **kw: float) -> CachedStore:
+def cached(url: str, events: Callable[[str], None] | None = None, **kw: object) -> CachedStore:
     store = open_store(url, on_event=events)
     assert isinstance(store, CachedStore)
     for name, value in kw.items():
@@ -222,12 +260,13 @@ class TestCachedStore:
         assert second_events == {"hits": 1}  # then decided from its own cache
 
     def test_miss_is_asked_again_only_after_recheck(self, store_url: str) -> None:
-        events = Events()
-        store = cached(store_url, events, recheck=0.2)
+        events, clock = Events(), Clock(time.time())
+        store = cached(store_url, events, recheck=0.2, clock=clock)
         assert store.get(ORIGIN) is None
+        clock.now += 0.19
         assert store.get(ORIGIN) is None
         assert events == {"misses": 1}
-        time.sleep(0.25)
+        clock.now += 0.02
         assert store.get(ORIGIN) is None
         assert events == {"misses": 2}
 
@@ -314,8 +353,16 @@ def _entry(outcome: Outcome, fetched_at: float, fresh_until: float) -> Entry:
 
 class TestFallback:
     def test_redis_down_then_back(
-        self, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+        self,
+        redis_server: RedisServer,
+        caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
+        # The store's retry clock moves only when the test says.
+        monotonic = Clock(time.monotonic())
+        monkeypatch.setattr(
+            cached_store, "time", SimpleNamespace(monotonic=monotonic, time=time.time)
+        )
         events = Events()
         store = cached(redis_server.url, events, retry_after=0.3)
         db = RobotRules("bot", store=store)
@@ -331,9 +378,14 @@ class TestFallback:
             assert "in-process memory store" in warnings[0].getMessage()
             assert events["errors"] == 1  # then no call until retry_after
             redis_server.start()
-            time.sleep(0.35)
+            monotonic.now += 0.29
+            assert store.get("http://new.example") is None  # not asked yet
+            assert events["errors"] == 1
+            assert not [r for r in caplog.records if r.levelno == logging.INFO]
+            monotonic.now += 0.02
             assert store.get("http://new.example") is None  # asks again, succeeds
-            assert any("answers again" in r.getMessage() for r in caplog.records)
+            [back] = [r for r in caplog.records if r.levelno == logging.INFO]
+            assert "answers again" in back.getMessage()
         # What was fetched while it was down has been written back.
         assert RobotRules("bot", store=redis_server.url).allowed(f"{ORIGIN}/private") is False
 
