@@ -2,7 +2,9 @@
 
 It puts :class:`~scrapy_robotrules.RobotRulesMiddleware` where Scrapy's
 ``RobotsTxtMiddleware`` sits (priority 100), turns the built-in off and
-enables :class:`~scrapy_robotrules.RobotRulesExtension`. If the project
+enables :class:`~scrapy_robotrules.RobotRulesExtension`, and
+:class:`~scrapy_robotrules.content_coding.RobotsBodyMiddleware` at 595 (a
+compressed robots.txt is unpacked only as far as it is read). If the project
 moved the built-in, the middleware takes its place there. A priority (or
 ``None``) the project gave either class of this package itself stays as it
 is. ``ROBOTSTXT_OBEY`` remains the switch.
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.utils.misc import load_object
 
+from .content_coding import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
 from .extension import RobotRulesExtension
 from .middleware import RobotRulesMiddleware
 from .settings import RobotRulesConfig, RobotRulesSettingError
@@ -69,6 +72,9 @@ class Addon:
         priority = builtin if builtin is not None else BUILTIN_PRIORITY
         settings.setdefault_in_component_priority_dict(name, RobotRulesMiddleware, priority)
         settings.set_in_component_priority_dict(name, RobotsTxtMiddleware, None)
+        settings.setdefault_in_component_priority_dict(
+            name, RobotsBodyMiddleware, MIDDLEWARE_PRIORITY
+        )
         settings.setdefault_in_component_priority_dict(
             "EXTENSIONS", RobotRulesExtension, EXTENSION_PRIORITY
         )

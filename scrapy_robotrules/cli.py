@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from . import __version__
 from .agents import AGENT_MATCH_STYLES, TOKEN
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
@@ -37,6 +38,7 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="robotrules",
         description="Check URLs against a robots.txt file and say which rule decides.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def common(sub: argparse.ArgumentParser) -> None:

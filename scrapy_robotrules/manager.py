@@ -30,6 +30,7 @@ import os
 import socket
 import time
 import uuid
+import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -48,6 +49,7 @@ from w3lib.url import safe_url_string
 from . import signals
 from .agents import product_token
 from .cached_store import CachedStore
+from .content_coding import ACCEPT_ENCODING, ROBOTS_META, decode_body, hidden_encoding
 from .database import RobotRules
 from .directives import RequestRate
 from .fetch_policy import (
@@ -94,8 +96,8 @@ PARKED = "_robotrules_parked"
 
 STATS_PREFIX = "robotrules/"
 DOWNLOAD_SIZE_FACTOR = 10
-"""A robots.txt body, decompressed, may be this many times ROBOTRULES_MAX_SIZE before
-the download is refused (``download_maxsize``): beyond, it counts as unreachable."""
+"""A robots.txt body, as sent, may be this many times ROBOTRULES_MAX_SIZE before the
+download is refused (``download_maxsize``): beyond, it counts as unreachable."""
 _UNCHECKED_SCHEMES = ("data", "file")
 _EMPTY = RobotsTxt.parse(b"")
 
@@ -407,6 +409,8 @@ class RobotsManager:
             self.fleet.on_event = self._store_event
             # Rules another crawler fetched ask this one for the same pace.
             self.fleet.on_adopt = lambda entry: self._note_politeness(entry.origin, entry)
+        self._own_floor = self.fleet is not None and self._may_lose_turns(self.fleet)
+        """The store may drop its pace keys: the slot floor keeps Crawl-delay here as well."""
         self._request_agents = not named_for_robots(crawler.settings, crawler.spider)
         """No agent named for robots.txt: a request's own User-Agent header is matched."""
         self._token = config.product_token
@@ -872,15 +876,23 @@ class RobotsManager:
             "dont_redirect": True,
             # Wherever robots.txt redirects to, it is no offsite request.
             "allow_offsite": True,
-            # Only the first ROBOTRULES_MAX_SIZE bytes are read; a body (or a
-            # decompressed body: a gzip bomb) far beyond that is refused
-            # early, before it fills memory, and counts as unreachable.
+            # Only the first ROBOTRULES_MAX_SIZE bytes are read: a body sent
+            # far larger than that is refused early, before it fills memory,
+            # and counts as unreachable. A compressed one is unpacked here,
+            # only as far as it is read (content_coding).
             "download_maxsize": self._download_maxsize,
+            ROBOTS_META: True,
         }
         for key in ("proxy", "download_slot"):
             if key in trigger.meta:
                 meta[key] = trigger.meta[key]
-        return Request(url, priority=ROBOTS_PRIORITY, meta=meta, callback=NO_CALLBACK)
+        return Request(
+            url,
+            priority=ROBOTS_PRIORITY,
+            meta=meta,
+            headers={"Accept-Encoding": ACCEPT_ENCODING},
+            callback=NO_CALLBACK,
+        )
 
     async def _download(self, robots_url: str, trigger: Request) -> _Fetched:
         """Fetch ``robots_url`` through the engine, following up to 5 redirects."""
@@ -945,15 +957,23 @@ class RobotsManager:
         lifetime = freshness_lifetime(
             headers, max_age=self.config.max_age, min_age=self.config.min_age, now=now
         )
+        body = response.body
+        codings = hidden_encoding(response)
+        if codings and outcome is Outcome.RULES:
+            try:
+                body = decode_body(body, codings, self.db.max_size + 1)
+            except (zlib.error, ValueError) as exc:
+                detail = f"HTTP {status}, a body that cannot be unpacked ({exc})"
+                return self._store_unreachable(state, status, fetched.url, detail)
         robots = None
         if outcome is Outcome.RULES:
-            robots = RobotsTxt.parse(response.body, state.robots_url, max_size=self.db.max_size)
+            robots = RobotsTxt.parse(body, state.robots_url, max_size=self.db.max_size)
             if robots.truncated:
                 self._inc("truncated")
                 logger.info(
                     "robots.txt of %(origin)s is larger than ROBOTRULES_MAX_SIZE"
                     " (%(size)d > %(limit)d bytes): only its first part was read",
-                    {"origin": state.name, "size": len(response.body), "limit": self.db.max_size},
+                    {"origin": state.name, "size": len(body), "limit": self.db.max_size},
                     extra={"spider": self.crawler.spider},
                 )
         entry = self.db.put(
@@ -963,7 +983,7 @@ class RobotsManager:
             fresh_until=now + lifetime,
             status=status,
             final_url=fetched.url,
-            body=response.body if robots is not None else None,
+            body=body if robots is not None else None,
         )
         if state.unreachable_since is not None:
             logger.info(
@@ -1113,9 +1133,22 @@ class RobotsManager:
         gap keeps to the delay. Only ever raises the slot's delay: what
         AutoThrottle or ``DOWNLOAD_DELAY`` ask for above it stays.
         """
-        if self.fleet is not None and self.fleet.available:
+        if self.fleet is not None and self.fleet.available and not self._own_floor:
             return  # the fleet's turns keep the delay (see pace)
         self._raise_slot_delay(request)
+
+    def _may_lose_turns(self, fleet: CachedStore) -> bool:
+        """Whether the store may evict its pace keys (then: WARNING, stat, slot floor too)."""
+        why = fleet.eviction()
+        if why is None:
+            return False
+        self.stats.set_value(f"{STATS_PREFIX}store/may_evict", 1)
+        logger.warning(
+            "robots.txt store %(store)s: %(why)s; fleet-wide Crawl-delay turns may be lost,"
+            " so this crawler also keeps each delay on its own download slots",
+            {"store": fleet.backend.name, "why": why},
+        )
+        return True
 
     def _raise_slot_delay(self, request: Request) -> None:
         delay = self.crawl_delay(request)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import io
 import os
 import subprocess
@@ -401,3 +402,19 @@ def test_module_usage_error_is_one_line(tmp_path: Path) -> None:
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert "missing.txt" in done.stderr
+
+
+def test_version_is_the_packages() -> None:
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).resolve().parent.parent / "setup.cfg")
+    done = robotrules("--version")
+    assert (done.returncode, done.stdout) == (0, f"robotrules {config['metadata']['version']}\n")
+
+
+def test_package_data_names_only_files_that_exist() -> None:
+    root = Path(__file__).resolve().parent.parent
+    config = configparser.ConfigParser()
+    config.read(root / "setup.cfg")
+    for package, patterns in config["options.package_data"].items():
+        for pattern in patterns.replace(",", " ").split():
+            assert list((root / package).glob(pattern)), f"{package}/{pattern} matches nothing"
