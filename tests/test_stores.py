@@ -16,7 +16,14 @@ import redis
 from redisserver import RedisServer, free_port
 
 from scrapy_robotrules import RobotRules, cached_store
-from scrapy_robotrules.backends import Backend, Record, StoreError, open_backend, store_kind
+from scrapy_robotrules.backends import (
+    Backend,
+    Record,
+    StoreError,
+    open_backend,
+    redact_url,
+    store_kind,
+)
 from scrapy_robotrules.cached_store import CachedStore, open_store
 from scrapy_robotrules.fetch_policy import Outcome
 from scrapy_robotrules.redis_backend import RedisBackend
@@ -90,10 +97,39 @@ class TestStoreUrls:
         relative.save(record())
         assert (tmp_path / "sub" / "b.db").exists()
 
-    def test_redis_password_kept_out_of_logs(self) -> None:
-        backend = RedisBackend("redis://user:secret@127.0.0.1:1/0")
-        assert "secret" not in backend.name
-        assert "***" in backend.name
+    @pytest.mark.parametrize(
+        ("url", "shown", "secret"),
+        [
+            ("redis://:s3cret@cache:6379/0", "redis://***@cache:6379/0", "s3cret"),
+            ("redis://bob:s3cret@cache/0", "redis://***@cache/0", "s3cret"),
+            ("redis://cache/0?password=s3cret", "redis://cache/0?password=***", "s3cret"),
+            (
+                "redis://cache/0?username=bob&password=s3cret",
+                "redis://cache/0?username=***&password=***",
+                "s3cret",
+            ),
+            ("rediss://bob:s3cret@cache:6380/2", "rediss://***@cache:6380/2", "s3cret"),
+            ("unix://:s3cret@/run/redis.sock?db=1", "unix://***@/run/redis.sock?db=1", "s3cret"),
+            (
+                "unix:///run/redis.sock?db=1&password=s3cret",
+                "unix:///run/redis.sock?db=1&password=***",
+                "s3cret",
+            ),
+            ("redis://:s3%40cret@cache/0", "redis://***@cache/0", "s3@cret"),
+            ("redis://:s3@cret@cache/0", "redis://***@cache/0", "s3@cret"),
+        ],
+    )
+    def test_credentials_are_never_shown(self, url: str, shown: str, secret: str) -> None:
+        assert redact_url(url) == shown
+        if store_kind(url) == "redis":
+            assert RedisBackend(url).name == shown
+        # A driver's message may quote the URL or the password itself.
+        quoted = f"failed: {url} said AUTH {secret}"
+        assert redact_url(url, quoted) == f"failed: {shown} said AUTH ***"
+
+    @pytest.mark.parametrize("url", ["redis://cache:6379/0", "sqlite:///srv/robots.db", "memory"])
+    def test_urls_without_credentials_are_shown_as_they_are(self, url: str) -> None:
+        assert redact_url(url) == url
 
 
 class TestBackends:
@@ -392,3 +428,88 @@ def test_a_record_kept_from_an_outage_never_overwrites_a_newer_one(
     record = open_backend(redis_server.url).load(ORIGIN)
     assert record is not None
     assert record.outcome is Outcome.DISALLOW_ALL
+
+
+SECRET = "s3cret-pw"
+ROBOT_SECRET = "r0b0t-pw"
+
+
+@pytest.fixture
+def locked_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis server asking for a password: of the default user, or of the ACL user ``robot``."""
+    socket = tmp_path / "redis.sock"
+    server = RedisServer(
+        tmp_path,
+        [
+            "--requirepass",
+            SECRET,
+            "--user",
+            "robot",
+            "on",
+            f">{ROBOT_SECRET}",
+            "~*",
+            "&*",
+            "+@all",
+            "--unixsocket",
+            str(socket),
+        ],
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def _credential_urls(server: RedisServer, secret: str, robot_secret: str) -> list[str]:
+    host = f"127.0.0.1:{server.port}"
+    socket = server.directory / "redis.sock"
+    return [
+        f"redis://:{secret}@{host}/0",
+        f"redis://robot:{robot_secret}@{host}/0",
+        f"redis://{host}/0?password={secret}",
+        f"unix://:{secret}@{socket}?db=0",
+        f"unix://{socket}?db=0&password={secret}",
+    ]
+
+
+class TestCredentials:
+    """Every form of a Redis password works, and none reaches a log line, a stat or an error."""
+
+    def test_every_form_reaches_the_server(self, locked_redis: RedisServer) -> None:
+        for url in _credential_urls(locked_redis, SECRET, ROBOT_SECRET):
+            backend = open_backend(url)
+            backend.save(record())
+            assert backend.load(ORIGIN) == record()._replace(
+                fetched_at=backend.load(ORIGIN).fetched_at,  # type: ignore[union-attr]
+                fresh_until=backend.load(ORIGIN).fresh_until,  # type: ignore[union-attr]
+            ), url
+            backend.close()
+
+    def test_a_failing_store_shows_no_password(
+        self, locked_redis: RedisServer, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        wrong, robot_wrong = "wr0ng-leaked-pw", "wr0ng-robot-pw"
+        urls = _credential_urls(locked_redis, wrong, robot_wrong)
+        # TLS to a server that speaks none: fails with the right password.
+        urls.append(f"rediss://robot:{ROBOT_SECRET}@127.0.0.1:{locked_redis.port}/0")
+        secrets = (wrong, robot_wrong, ROBOT_SECRET)
+        for url in urls:
+            caplog.clear()
+            backend = open_backend(url, timeout=0.5)
+            with pytest.raises(StoreError) as raised:
+                backend.load(ORIGIN)
+            message = str(raised.value)
+            assert raised.value.__cause__ is None
+            assert raised.value.__context__ is not None
+            events = Events()
+            store = CachedStore(open_backend(url, timeout=0.5), on_event=events)
+            with caplog.at_level(logging.DEBUG):
+                assert store.get(ORIGIN) is None
+            logged = [r.getMessage() for r in caplog.records]
+            assert any("failed" in line for line in logged), url
+            assert events["errors"] == 1
+            for secret in secrets:
+                assert secret not in message, (url, message)
+                assert not any(secret in line for line in logged), (url, logged)
+                assert not any(secret in name for name in events), events
+            assert "***" in message
+            assert "***" in store.backend.name
