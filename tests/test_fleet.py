@@ -426,6 +426,7 @@ async def test_a_scrapy_redis_crawler_stopped_with_requests_parked_hands_them_to
     assert stopped["crawled"] == []
     assert stopped["stats"].get("robotrules/lost_at_close", 0) == 0
     # Handed to the shared queue as the scheduler closed, and kept there.
+    assert stopped["stats"]["robotrules/saved_at_close"] == 3
     assert stopped["stats"]["scheduler/enqueued/redis"] == 3
     assert redis.Redis.from_url(redis_server.url).zcard("fleet:requests") == 3
 
@@ -435,6 +436,9 @@ async def test_a_scrapy_redis_crawler_stopped_with_requests_parked_hands_them_to
     )
     assert sorted(taker["crawled"]) == urls[:2]
     assert taker["stats"]["scheduler/dequeued/redis"] == 3
+    # Offered anew there, as after a JOBDIR resume, and decided.
+    assert taker["stats"]["robotrules/offered"] == 3
+    assert taker["stats"]["robotrules/allowed"] == 2
     assert taker["stats"]["robotrules/forbidden"] == 1
     pages = [r.path for r in mockserver.requests_for("parked.test") if r.path != "/robots.txt"]
     assert sorted(pages) == ["/a", "/b"]
