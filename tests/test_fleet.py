@@ -16,7 +16,8 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -309,16 +310,24 @@ def _push_start_urls(redis_url: str, urls: list[str]) -> None:
     client.close()
 
 
-def _queued_sites(mockserver: MockServer) -> tuple[list[str], set[str], set[str]]:
+class QueuedSites(NamedTuple):
+    start_urls: list[str]
+    allowed: set[str]
+    forbidden: set[str]
+    offers: Counter[str]
+    """Each URL, as many times as the fleet offers it: as a start URL, or as a link."""
+
+
+def _queued_sites(mockserver: MockServer) -> QueuedSites:
     """Six sites of three kinds, each page linking to its site's pages and the next site; SLOW.
 
-    The start URLs (SLOW's pages first, so that several crawlers take one,
-    then every site's home page), the URLs robots.txt allows, the URLs it
-    forbids.
+    The start URLs are SLOW's pages first (so that several crawlers take
+    one), then every site's home page.
     """
     hosts = [f"q{n}.test" for n in range(QUEUED_SITES)]
     allowed: set[str] = set()
     forbidden: set[str] = set()
+    links: dict[str, list[str]] = {}
     for n, host in enumerate(hosts):
         pages = {path: mockserver.url(host, path) for path in ("/", "/a", "/b", "/private/c")}
         kind = n % 3
@@ -329,15 +338,20 @@ def _queued_sites(mockserver: MockServer) -> tuple[list[str], set[str], set[str]
             mockserver.set_robots(host, Reply(body=b"User-agent: fleetbot\nDisallow: /b\n"))
             forbidden.add(pages.pop("/b"))
         allowed.update(pages.values())
-        links = [mockserver.url(host, p) for p in ("/a", "/b", "/private/c")]
-        next_site = mockserver.url(hosts[(n + 1) % QUEUED_SITES])
-        mockserver.set_pages(host, [*links, next_site])
+        own = [mockserver.url(host, p) for p in ("/a", "/b", "/private/c")]
+        links[host] = [*own, mockserver.url(hosts[(n + 1) % QUEUED_SITES])]
     mockserver.set_robots(SLOW, Reply(body=b"User-agent: *\nCrawl-delay: 1\n" + PRIVATE[14:]))
-    mockserver.set_pages(SLOW, ["/a", "/b", "/c", "/d", "/private/e"])
+    links[SLOW] = [mockserver.url(SLOW, p) for p in ("/a", "/b", "/c", "/d", "/private/e")]
     slow = [mockserver.url(SLOW, p) for p in ("/", "/a", "/b", "/c", "/d")]
     allowed.update(slow)
     forbidden.add(mockserver.url(SLOW, "/private/e"))
-    return slow + [mockserver.url(host) for host in hosts], allowed, forbidden
+    for host, urls in links.items():
+        mockserver.set_pages(host, urls)
+    start_urls = slow + [mockserver.url(host) for host in hosts]
+    offers = Counter(start_urls)
+    for page in allowed:
+        offers.update(links[urlsplit(page).hostname or ""])
+    return QueuedSites(start_urls, allowed, forbidden, offers)
 
 
 @async_test
@@ -351,7 +365,7 @@ async def test_a_scrapy_redis_fleet_ends_every_request_once_and_keeps_crawl_dela
     download it.
     """
     workers = 3
-    start_urls, allowed, forbidden = _queued_sites(mockserver)
+    start_urls, allowed, forbidden, offers = _queued_sites(mockserver)
     _push_start_urls(redis_server.url, start_urls)
     settings = {**FLEET_SETTINGS, **_scrapy_redis(redis_server.url)}
     fleet = await _run_workers(
@@ -360,26 +374,26 @@ async def test_a_scrapy_redis_fleet_ends_every_request_once_and_keeps_crawl_dela
     keys = {key for result in fleet for key in result["stats"]}
     total = {key: sum(r["stats"].get(key, 0) for r in fleet) for key in keys}
 
-    # Every request ended once across the fleet: downloaded once, by one
-    # crawler, or dropped once, for robots.txt.
+    # Every request ended once across the fleet: each allowed URL downloaded
+    # once, by one crawler; every offer of a forbidden URL dropped, counted
+    # once; every other offer of an allowed URL filtered as a duplicate.
     crawled = [url for result in fleet for url in result["crawled"]]
     assert sorted(crawled) == sorted(allowed)
     pages = [mockserver.url(r.host, r.path) for r in mockserver.requests if r.path != "/robots.txt"]
     assert sorted(pages) == sorted(allowed)  # the server saw each once, none forbidden
     dropped = Counter(url for result in fleet for url in result["dropped"])
     filtered = Counter(url for result in fleet for url in result["filtered"])
-    assert dropped - filtered == Counter(forbidden)  # the rest were duplicates
-    assert filtered.total() == total["dupefilter/filtered"]
-    assert total["robotrules/forbidden"] == len(forbidden)
-    assert total.get("robotrules/unreachable", 0) == 0
-    # The fleet offered every start URL once, then the links of every page:
-    # 3 own pages and the next site from each site's, 5 from SLOW's.
-    assert total["robotrules/offered"] == len(start_urls) + 4 * 20 + 5 * 5
-    assert total["robotrules/offered"] == (
-        total["scheduler/enqueued/redis"]
-        + total["dupefilter/filtered"]
-        + total["robotrules/forbidden"]
-        + total.get("robotrules/unreachable", 0)
+    assert dropped - filtered == Counter({url: offers[url] for url in forbidden})
+    assert filtered == Counter({url: offers[url] - 1 for url in allowed if offers[url] > 1})
+    assert total["dupefilter/filtered"] == filtered.total()
+    assert total["robotrules/offered"] == offers.total()
+    assert total["robotrules/forbidden"] == sum(offers[url] for url in forbidden)
+    assert total["robotrules/allowed"] == sum(offers[url] for url in allowed)
+    # The README's identity, summed over the fleet.
+    ends = ["allowed", "forbidden", "unreachable", "unchecked", "lost_at_close", "saved_at_close"]
+    assert total["robotrules/offered"] == sum(total.get(f"robotrules/{end}", 0) for end in ends)
+    assert total["robotrules/allowed"] == (
+        total["scheduler/enqueued/redis"] + total["dupefilter/filtered"]
     )
     assert total["scheduler/enqueued/redis"] == total["scheduler/dequeued/redis"] == len(allowed)
     assert redis.Redis.from_url(redis_server.url).zcard("fleet:requests") == 0
