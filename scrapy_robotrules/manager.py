@@ -430,8 +430,11 @@ class RobotsManager:
         self._overflow: dict[str, DiskOverflow] = {}
         """Per origin, parked requests beyond ROBOTRULES_MAX_WAITING_PER_ORIGIN, on disk."""
         self._overflow_dir = OverflowDirectory()
-        self._jobdir = bool(crawler.settings.get("JOBDIR"))
-        """Whether requests still waiting when the crawl closes are saved (else lost, counted)."""
+        settings = crawler.settings
+        self._saves_at_close = bool(settings.get("JOBDIR")) or settings.getbool("SCHEDULER_PERSIST")
+        """Whether requests still waiting when the crawl closes are saved (else lost, counted):
+        in JOBDIR, or in a shared queue that outlives this crawler (scrapy-redis's
+        ``SCHEDULER_PERSIST``), where another crawler of the fleet takes them."""
         self._fetch_places = DeferredSemaphore(config.concurrent_fetches)
         """robots.txt downloads under way at once; more wait here, outside the downloader."""
         limit = DOWNLOAD_SIZE_FACTOR * config.max_size
@@ -573,7 +576,7 @@ class RobotsManager:
         without, it is counted ``lost_at_close`` and raised out as
         :class:`RobotsTxtNotFetched`.
         """
-        if self._jobdir:
+        if self._saves_at_close:
             self._saved([request])
             return
         self._lost([request])
@@ -622,7 +625,7 @@ class RobotsManager:
             requests += self._overflow.pop(origin).drain()
         # No more parking: a request parked now would outlive the scheduler.
         self._scheduler_closed = True
-        if self._jobdir:
+        if self._saves_at_close:
             self._saved(requests)
             return requests
         self._lost(requests)
