@@ -17,7 +17,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import pytest
 import pytest_twisted  # type: ignore[import-untyped]
-from mockserver import MockServer, get_reactor, install_loopback_dns
+from mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler, CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
@@ -213,3 +213,41 @@ async def fetch(url: str) -> Fetched:
         for name, values in response.headers.getAllRawHeaders()
     }
     return Fetched(response.code, headers, body)
+
+
+def when(condition: Callable[[], bool], then: Callable[[], object]) -> list[bool]:
+    """Call ``then`` once ``condition()`` holds, looked at every 10 ms; the flag says it did.
+
+    For ordering a test's events by the crawl's state (a count of parked
+    requests, say) rather than by how fast the machine is.
+    """
+    from twisted.internet.task import LoopingCall
+
+    fired = [False]
+
+    def look() -> None:
+        if condition():
+            fired[0] = True
+            loop.stop()
+            then()
+
+    loop = LoopingCall(look)
+    loop.clock = get_reactor()
+    loop.start(0.01, now=True)
+    return fired
+
+
+def release_when(
+    mockserver: MockServer, host: str, count: int, then: Callable[[], object]
+) -> list[bool]:
+    """Call ``then`` once ``host`` has received ``count`` page requests; the flag says it did."""
+    fired = [False]
+
+    def listen(record: RequestRecord) -> None:
+        pages = [r for r in mockserver.requests_for(host) if r.path != "/robots.txt"]
+        if record.host == host and len(pages) == count and not fired[0]:
+            fired[0] = True
+            get_reactor().callLater(0, then)
+
+    mockserver.listeners.append(listen)
+    return fired

@@ -205,6 +205,10 @@ class MockServer(Resource):
             self._answer(request, answer)
         return len(held)
 
+    def holding(self, host: str, path: str = "/robots.txt") -> int:
+        """How many requests for ``path`` of ``host`` are held unanswered (``hang``) now."""
+        return sum(1 for held in self._held_at.values() if held == (host.lower(), path))
+
     def requests_for(self, host: str, path: str | None = None) -> list[RequestRecord]:
         """The requests ``host`` received, in order; ``path`` (with its query) filters."""
         host = host.lower()
