@@ -68,7 +68,11 @@ _IMAGE_PREVIEWS = ("none", "standard", "large")
 _OVERRIDES = {"all": ("noindex", "nofollow"), "index": ("noindex",), "follow": ("nofollow",)}
 _PREFIX = re.compile(r"\s*([A-Za-z0-9_.*/-]+)\s*:\s*(([A-Za-z_-]+).*)", re.DOTALL)
 """``bot: rule``: a crawler's name, when the name is no rule and a known rule follows."""
-_WEEKDAY_CUT = re.compile(r"unavailable_after\s*:\s*[A-Za-z]{3,9}\s*$", re.IGNORECASE)
+_WEEKDAY_CUT = re.compile(
+    r"unavailable_after\s*:\s*(?:mon|tue|wed|thu|fri|sat|sun)"
+    r"(?:day|sday|nesday|rsday|urday)?\s*$",
+    re.IGNORECASE,
+)
 """A rule cut by the comma after a weekday: ``unavailable_after: Tue, 25 May 2010 ...``."""
 
 

@@ -358,3 +358,9 @@ def test_the_page_engine_imports_no_scrapy_twisted_w3lib_or_parsel() -> None:
         "    assert name not in sys.modules, name\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_word_that_is_no_weekday_does_not_join_the_next_rule() -> None:
+    page = header("unavailable_after: someday, noindex")
+    assert page.noindex
+    assert [d.value for d in page.malformed] == ["someday"]
