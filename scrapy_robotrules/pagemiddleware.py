@@ -177,9 +177,8 @@ class PageDirectivesMiddleware:
 
     def _count_response(self, page: PageDirectives) -> None:
         inc = self.stats.inc_value
-        inc(f"{STATS_PREFIX}responses")
         if page.applied:
-            inc(f"{STATS_PREFIX}responses/with_directives")
+            inc(f"{STATS_PREFIX}responses")
         for name in page.in_effect:
             inc(f"{STATS_PREFIX}directive/{name}")
         if page.expired():
@@ -262,14 +261,14 @@ class PageDirectivesMiddleware:
         return item
 
     def summary(self) -> str | None:
-        """The closing summary's line on page-level rules; ``None`` if no response was read."""
+        """The closing summary's line on page-level rules; ``None`` if there is nothing to say."""
 
         def value(key: str) -> int:
             return int(self.stats.get_value(f"{STATS_PREFIX}{key}", 0))
 
-        if not value("responses"):
-            return None
         stats = self.stats.get_stats()
+        if not any(key.startswith(STATS_PREFIX) for key in stats):
+            return None
         found = sorted(
             (key.removeprefix(f"{STATS_PREFIX}directive/"), count)
             for key, count in stats.items()
@@ -282,8 +281,8 @@ class PageDirectivesMiddleware:
             if value(f"items/{what}")
         )
         return (
-            f"page directives: {value('responses/with_directives')} of {value('responses')}"
-            f" responses had rules for this crawler{f' ({rules})' if rules else ''};"
+            f"page directives: {value('responses')} responses had rules for this crawler"
+            f"{f' ({rules})' if rules else ''};"
             f" requests dropped: {value('requests/nofollow')} for nofollow,"
             f" {value('requests/nofollow_link')} for rel=nofollow links;"
             f" noindex items: {items or 'none'}"

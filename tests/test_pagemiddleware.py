@@ -377,3 +377,13 @@ def test_page_settings_defaults_and_values() -> None:
     assert (given.page_nofollow, given.page_nofollow_links) == (False, True)
     assert (given.page_noindex, given.page_noindex_field) == ("drop", "seo_hidden")
     assert given.page_max_html == 4096
+
+
+@async_test
+async def test_pages_without_rules_count_nothing(mockserver: MockServer) -> None:
+    mockserver.set_page(HOST, "/plain", PAGES["/plain"])
+    url = mockserver.url(HOST, "/plain")
+    result = await run_spider(PageSpider, SETTINGS, start_urls=[url])
+    assert result.spider.pages["/plain"] == PageDirectives(agent="examplebot")
+    assert not [key for key in result.stats if key.startswith("robotrules/page/")]
+    assert not result.messages("page directives:")
