@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -387,3 +387,21 @@ async def test_pages_without_rules_count_nothing(mockserver: MockServer) -> None
     assert result.spider.pages["/plain"] == PageDirectives(agent="examplebot")
     assert not [key for key in result.stats if key.startswith("robotrules/page/")]
     assert not result.messages("page directives:")
+
+
+class AsyncPageSpider(PageSpider):
+    """The same callback as an async generator: the middleware's async path."""
+
+    async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+        for each in PageSpider.parse(self, response, **kwargs):
+            yield each
+
+
+@async_test
+async def test_async_callbacks_are_judged_the_same(mockserver: MockServer) -> None:
+    result = await crawl(mockserver, spider=AsyncPageSpider)
+    assert not followed(mockserver, "/header-only")
+    assert followed(mockserver, "/plain")
+    assert marks(result)["/meta-only"]
+    assert result.stats["robotrules/page/requests/nofollow"] == 5
+    assert result.stats["robotrules/page/items/marked"] == 7
