@@ -12,6 +12,11 @@
   requests hold no ``CONCURRENT_REQUESTS`` slot, so a slow robots.txt
   delays its own site only. The downloader middleware stays the final
   gate for requests that never pass the scheduler.
+- A request dropped there without an errback is told of (``request_dropped``)
+  on the loop's next turn: one that has an errback by then goes on to the
+  downloader middleware, which raises why, so the errback hears it.
+  Scrapy's shell gives its ``fetch()`` request the errback it waits on only
+  once ``engine.crawl()`` has returned.
 - The spider stays open while requests are parked or fetches run; a
   scheduler about to close (``JOBDIR`` crawls stopped mid-way) is handed
   the parked requests first, so they are saved with the rest.
@@ -25,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.utils.asyncio import call_later
 
 from .manager import (
     DECIDED,
@@ -54,6 +60,8 @@ class RobotRulesExtension:
             raise NotConfigured
         self.crawler = crawler
         self.manager = RobotsManager.for_crawler(crawler)
+        self._dropped: list[tuple[Request, RobotsTxtForbidden | RobotsTxtUnreachable]] = []
+        """Requests kept out of the scheduler, not yet told of (see ``_settle``)."""
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.request_scheduled, signal=signals.request_scheduled)
@@ -85,7 +93,7 @@ class RobotRulesExtension:
         try:
             decision = manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
-            self._drop(request, spider, exc)
+            self._drop(request, exc)
             return
         if decision is None:
             if manager.park(request):
@@ -99,11 +107,9 @@ class RobotRulesExtension:
             manager.count("allowed")
             meta[DECIDED] = url
             return
-        self._drop(request, spider, RobotsTxtForbidden(decision.reason))
+        self._drop(request, RobotsTxtForbidden(decision.reason))
 
-    def _drop(
-        self, request: Request, spider: Spider, exc: RobotsTxtForbidden | RobotsTxtUnreachable
-    ) -> None:
+    def _drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> None:
         """Count and log the drop; keep ``request`` out of the scheduler, or tell its errback."""
         self.manager.record_drop(request, exc)
         if request.errback is not None:
@@ -111,12 +117,35 @@ class RobotRulesExtension:
             # exception Scrapy's own middleware would have, at once.
             request.meta[DECIDED] = exc
             return
-        self.crawler.signals.send_catch_log(
-            signal=signals.request_dropped, request=request, spider=spider
-        )
+        # Whoever called engine.crawl() may give it an errback before
+        # returning to the loop: settled on the loop's next turn.
+        if not self._dropped:
+            call_later(0, self._settle)
+        self._dropped.append((request, exc))
         raise exc
 
+    def _settle(self, *, closing: bool = False) -> None:
+        """Tell of the requests kept out of the scheduler since the loop's last turn.
+
+        One given an errback meanwhile goes back to the engine, as if it had
+        had it all along: the middleware raises why (counted already). The
+        others are dropped (``request_dropped``), as are all once the crawl closes.
+        """
+        dropped, self._dropped = self._dropped, []
+        engine = self.crawler.engine
+        open_ = not closing and engine is not None and engine.spider is not None
+        for request, exc in dropped:
+            if open_ and request.errback is not None:
+                request.meta[DECIDED] = exc
+                engine.crawl(request)
+                continue
+            self.crawler.signals.send_catch_log(
+                signal=signals.request_dropped, request=request, spider=self.crawler.spider
+            )
+
     def spider_idle(self, spider: Spider) -> None:
+        # A request gone back to the engine here is in the scheduler: not idle.
+        self._settle()
         if self.manager.pending():
             raise DontCloseSpider
 
@@ -159,5 +188,6 @@ class RobotRulesExtension:
         scheduler.close = close_with_parked
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
+        self._settle(closing=True)
         self.manager.warn_lost()
         logger.info(self.manager.summary(), extra={"spider": spider})

@@ -46,6 +46,7 @@ from twisted.internet.defer import Deferred, DeferredSemaphore
 from w3lib.url import safe_url_string
 
 from . import signals
+from .agents import product_token
 from .cached_store import CachedStore
 from .database import RobotRules
 from .directives import RequestRate
@@ -59,7 +60,7 @@ from .fetch_policy import (
 from .overflow import DiskOverflow, OverflowDirectory
 from .robotparser import RobotParser
 from .robotstxt import Decision, RobotsTxt, is_robots_path
-from .settings import MAX_RETRY_DELAY, RobotRulesConfig
+from .settings import MAX_RETRY_DELAY, RobotRulesConfig, crawl_config, named_for_robots
 from .urls import origin_of, request_path
 
 if TYPE_CHECKING:
@@ -405,6 +406,9 @@ class RobotsManager:
             self.fleet.on_event = self._store_event
             # Rules another crawler fetched ask this one for the same pace.
             self.fleet.on_adopt = lambda entry: self._note_politeness(entry.origin, entry)
+        self._request_agents = not named_for_robots(crawler.settings, crawler.spider)
+        """No agent named for robots.txt: a request's own User-Agent header is matched."""
+        self._token = config.product_token
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         """Who holds this process's fetch leases in the shared store."""
         self.fetches = 0
@@ -439,7 +443,7 @@ class RobotsManager:
         """The manager of ``crawler``, created (settings checked) on first use."""
         manager = getattr(crawler, cls._ATTRIBUTE, None)
         if not isinstance(manager, RobotsManager):
-            manager = cls(crawler, RobotRulesConfig.from_crawler(crawler))
+            manager = cls(crawler, crawl_config(crawler))
             setattr(crawler, cls._ATTRIBUTE, manager)
         return manager
 
@@ -642,7 +646,7 @@ class RobotsManager:
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
             if stale:
                 self._fetch(self._state(origin, request), request, refresh=True)
-            return entry.explain(url, self.db.agent, self.db.precedence, self.db.agent_match)
+            return entry.explain(url, self._agent(request), self.db.precedence, self.db.agent_match)
         # Unreachable and no earlier rules: the origin is disallowed for now.
         state = self._state(origin, request)
         state.trigger = request  # what the next retry copies meta from
@@ -1059,8 +1063,39 @@ class RobotsManager:
             del self._politeness[next(iter(self._politeness))]
         return True
 
+    def _agent(self, request: Request) -> str:
+        """The agent robots.txt is asked about for ``request`` (Scrapy's middleware's choice).
+
+        Its own ``User-Agent`` header, when no agent is named for robots.txt
+        (``ROBOTRULES_USER_AGENT``...); else, and without one, the crawler's.
+        """
+        if self._request_agents:
+            header = request.headers.get(b"User-Agent")
+            if header:
+                return header.decode("latin-1")
+        return self.db.agent
+
+    def _own_agent_delay(self, request: Request, agent: str) -> float | None:
+        """The delay the rules ask of an agent other than the crawler's (no memo: rare)."""
+        try:
+            entry = self.db.entry(request.url) if self.config.crawl_delay else None
+        except ValueError:
+            return None
+        robots = entry.robots if entry is not None else None
+        if robots is None:
+            return None
+        agent_match = self.db.agent_match
+        politeness = _Politeness(
+            robots.crawl_delay(agent, agent_match), robots.request_rate(agent, agent_match)
+        )
+        delay = min(politeness.delay(dt.datetime.now(dt.timezone.utc)), self.config.max_crawl_delay)
+        return delay if delay > 0 else None
+
     def crawl_delay(self, request: Request) -> float | None:
         """Seconds to keep between requests to the origin of ``request``, if its rules ask."""
+        agent = self._agent(request)
+        if agent is not self.db.agent and product_token(agent) != self._token:
+            return self._own_agent_delay(request, agent)
         if not self._politeness:
             return None
         try:

@@ -189,15 +189,19 @@ class MockServer(Resource):
         """Script the answers to ``path`` (with its query) of ``host``; the last one repeats."""
         self._sites[host.lower()].scripted[path] = list(replies)
 
-    def release(self, host: str, path: str = "/robots.txt", reply: Reply | None = None) -> int:
+    def release(self, host: str, reply: Reply | None = None, *, path: str = "/robots.txt") -> int:
         """Answer the held (``hang``) requests for ``path`` of ``host`` now; how many there were.
 
-        ``reply`` is the answer (by default the site's next scripted one), so
-        a test can hold a file until the crawl reached the state it wants.
+        With ``Reply(hang=True)`` first, a test decides when a fetch ends: once
+        the crawl (or every crawler of a fleet) reached the state it wants.
+        ``reply`` answers them, and every later robots.txt fetch too; without
+        it, each gets the site's next scripted answer.
         """
         host = host.lower()
         held = [r for r in self._pending if self._held_at.get(r) == (host, path)]
         site = self._sites[host]
+        if reply is not None and path == "/robots.txt":
+            self.set_robots(host, reply)
         for request in held:
             answer = reply
             if answer is None:

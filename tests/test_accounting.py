@@ -50,7 +50,7 @@ def identity_holds(result: CrawlResult[Any]) -> bool:
 
 
 def release_when(
-    mockserver: MockServer, host: str, count: int, then: Callable[[], None]
+    mockserver: MockServer, host: str, count: int, then: Callable[[], object]
 ) -> list[bool]:
     """Call ``then`` once ``host`` has received ``count`` page requests; the flag says it did."""
     fired = [False]
@@ -74,7 +74,7 @@ async def test_a_redirect_to_an_unreachable_origin_is_held_without_a_place_then_
     mockserver.set_page("a.test", "/r", Reply(302, redirect_to=mockserver.url("dead.test", "/p")))
     mockserver.set_robots("dead.test", Reply(hang=True), Reply(500))
     ok = [mockserver.url("ok.test", f"/{n}") for n in range(5)]
-    released = release_when(mockserver, "ok.test", 5, lambda: mockserver.release("dead.test"))
+    released = release_when(mockserver, "ok.test", 5, partial(mockserver.release, "dead.test"))
     settings = {
         **ONE_PLACE,
         "ROBOTRULES_RETRY_DELAY": 0.2,
@@ -137,7 +137,7 @@ async def test_waiting_requests_past_the_per_origin_cap_take_no_download_place(
     mockserver.set_robots("slow.test", Reply(hang=True), Reply(body=PRIVATE))
     slow = [mockserver.url("slow.test", f"/{n}") for n in range(40)]
     fast = [mockserver.url("fast.test", f"/{n}") for n in range(10)]
-    released = release_when(mockserver, "fast.test", 10, lambda: mockserver.release("slow.test"))
+    released = release_when(mockserver, "fast.test", 10, partial(mockserver.release, "slow.test"))
     settings = {**ONE_PLACE, "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 5}
     result = await run_spider(SavableSpider, settings, start_urls=[*slow, *fast])
     assert released[0], "fast.test's pages waited behind slow.test's overflow"
@@ -199,7 +199,7 @@ async def test_the_stats_identity_holds_for_every_kind_of_request(mockserver: Mo
         (url("dead.test", "/z"), False, plain),
         ("data:,inline", False, plain),
     ]
-    released = release_when(mockserver, "ok.test", 7, lambda: mockserver.release("slow.test"))
+    released = release_when(mockserver, "ok.test", 7, partial(mockserver.release, "slow.test"))
     settings = {
         **OURS,
         "RETRY_ENABLED": True,

@@ -349,7 +349,7 @@ def test_the_addon_enables_the_page_middleware() -> None:
         ("ROBOTRULES_PAGE_NOFOLLOW", "maybe", "True or False"),
         ("ROBOTRULES_PAGE_NOFOLLOW_LINKS", 2, "True or False"),
         ("ROBOTRULES_PAGE_NOINDEX_FIELD", " ", "a non-empty item field name"),
-        ("ROBOTRULES_PAGE_MAX_HTML", 0, "a whole number, 1 or more"),
+        ("ROBOTRULES_PAGE_MAX_HTML", 0, "a whole number from 1 to 10000000"),
     ],
 )
 def test_page_settings_are_checked_at_start(name: str, value: object, expected: str) -> None:
