@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from email.utils import parsedate_tz
+from datetime import datetime, timezone
 
 from .agents import TOKEN, WILDCARD, group_token, product_token, select
+from .pagedates import parse_date
 
 __all__ = [
     "HEADER",
@@ -210,38 +210,6 @@ class PageDirectives:
         if isinstance(value, datetime):
             return value.isoformat()
         return None if value is None else str(value)
-
-
-def parse_date(text: str) -> datetime | None:
-    """An ``unavailable_after`` date in UTC, or ``None`` when it is no date.
-
-    Google accepts "a widely adopted format including, but not limited to
-    RFC 822, RFC 850, and ISO 8601": ``25 Jun 2010 15:00:00 PST``,
-    ``Tuesday, 25-May-10 21:42:43 GMT``, ``2020-09-21``,
-    ``2026-12-31T23:59:59Z``. Without a time zone, UTC; without a time,
-    the start of the day (the earlier, more restrictive reading).
-    """
-    text = text.strip()
-    if not text or len(text) > 64:
-        return None
-    iso = text[:-1] + "+00:00" if text[-1] in "Zz" else text
-    try:
-        parsed = datetime.fromisoformat(iso)
-    except ValueError:
-        parsed = None
-    if parsed is not None:
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
-        return parsed.astimezone(timezone.utc)
-    try:
-        fields = parsedate_tz(text) or parsedate_tz(text + " 00:00:00")
-        if fields is None:
-            return None
-        year, month, day, hour, minute, second = fields[:6]
-        stamp = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
-        return stamp - timedelta(seconds=fields[9] or 0)
-    except (ValueError, IndexError, TypeError, OverflowError):
-        return None
 
 
 def _split(value: str) -> list[str]:

@@ -364,3 +364,8 @@ def test_a_word_that_is_no_weekday_does_not_join_the_next_rule() -> None:
     page = header("unavailable_after: someday, noindex")
     assert page.noindex
     assert [d.value for d in page.malformed] == ["someday"]
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_dates_out_of_range_are_no_dates(text: str) -> None:
+    assert parse_date(text) is None
