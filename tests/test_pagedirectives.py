@@ -12,6 +12,8 @@ import time
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_robotrules.pagedirectives import (
     HEADER,
@@ -23,6 +25,7 @@ from scrapy_robotrules.pagedirectives import (
     parse_date,
     parse_page_directives,
 )
+from scrapy_robotrules.pagehtml import head_metas
 
 AGENT = "ExampleBot/1.2 (+https://example.com/bot)"
 UTC = timezone.utc
@@ -369,3 +372,26 @@ def test_a_word_that_is_no_weekday_does_not_join_the_next_rule() -> None:
 @pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
 def test_dates_out_of_range_are_no_dates(text: str) -> None:
     assert parse_date(text) is None
+
+
+_RULEISH = st.text(alphabet="noindexfollowa_ftr:;, -0123456789bot\t\"'<>=/", max_size=120)
+
+
+@given(
+    st.lists(st.one_of(_RULEISH, st.text(max_size=80)), max_size=6),
+    st.lists(st.tuples(st.sampled_from(["robots", "examplebot", "x"]), _RULEISH), max_size=6),
+    st.text(max_size=30),
+)
+@settings(max_examples=300, deadline=None)
+def test_any_input_is_read_without_an_exception(
+    headers: list[str], metas: list[tuple[str, str]], agent: str
+) -> None:
+    page = parse_page_directives(headers, metas, agent)
+    assert isinstance(page.explain(), list)
+    assert page.noindex == bool(page.sources("noindex"))
+
+
+@given(st.binary(max_size=2000))
+@settings(max_examples=300, deadline=None)
+def test_any_bytes_are_scanned_without_an_exception(body: bytes) -> None:
+    assert isinstance(head_metas(b"<head><meta name=robots " + body), list)
