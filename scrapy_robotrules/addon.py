@@ -2,10 +2,12 @@
 
 It puts :class:`~scrapy_robotrules.RobotRulesMiddleware` where Scrapy's
 ``RobotsTxtMiddleware`` sits (priority 100), turns the built-in off and
-enables :class:`~scrapy_robotrules.RobotRulesExtension`, and
+enables :class:`~scrapy_robotrules.RobotRulesExtension`,
 :class:`~scrapy_robotrules.content_coding.RobotsBodyMiddleware` at 595 (a
-compressed robots.txt is unpacked only as far as it is read). If the project
-moved the built-in, the middleware takes its place there. A priority (or
+compressed robots.txt is unpacked only as far as it is read) and, for
+page-level rules, :class:`~scrapy_robotrules.PageDirectivesMiddleware` (a
+spider middleware, priority 950). If the project moved the built-in, the
+middleware takes its place there. A priority (or
 ``None``) the project gave either class of this package itself stays as it
 is. ``ROBOTSTXT_OBEY`` remains the switch.
 
@@ -27,6 +29,7 @@ from scrapy.utils.misc import load_object
 from .content_coding import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
 from .extension import RobotRulesExtension
 from .middleware import RobotRulesMiddleware
+from .pagemiddleware import PageDirectivesMiddleware
 from .settings import RobotRulesConfig, RobotRulesSettingError
 
 if TYPE_CHECKING:
@@ -37,6 +40,8 @@ __all__ = ["Addon"]
 BUILTIN_PRIORITY = 100
 """Where Scrapy's RobotsTxtMiddleware sits in DOWNLOADER_MIDDLEWARES_BASE."""
 EXTENSION_PRIORITY = 0
+PAGE_PRIORITY = 950
+"""Past DepthMiddleware (900): a request dropped for nofollow is dropped before it is counted."""
 
 
 def _priority_of(settings: BaseSettings, name: str, cls: type) -> int | None:
@@ -77,4 +82,7 @@ class Addon:
         )
         settings.setdefault_in_component_priority_dict(
             "EXTENSIONS", RobotRulesExtension, EXTENSION_PRIORITY
+        )
+        settings.setdefault_in_component_priority_dict(
+            "SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_PRIORITY
         )

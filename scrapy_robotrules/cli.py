@@ -2,7 +2,8 @@
 
 ``check`` answers like a crawler would; ``compare`` shows what each
 precedence mode would decide, so a switch of mode can be judged before it
-is made.
+is made. ``page`` shows the page-level rules of a saved response
+(:mod:`.pagecli`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import NoReturn
 
 from . import __version__
 from .agents import AGENT_MATCH_STYLES, TOKEN
+from .pagecli import add_page_command, run_page
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
 from .robotstxt import Decision, RobotsTxt
@@ -94,6 +96,7 @@ def _build_parser() -> argparse.ArgumentParser:
         " 1 when they disagree on any, 2 on a usage error.",
     )
     common(compare)
+    add_page_command(commands)
     return parser
 
 
@@ -132,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _build_parser()
     args = parser.parse_args(argv)
+    if args.command == "page":
+        return run_page(args, parser, sys.stdout)
     if args.max_size < 1:
         parser.error("--max-size must be a positive number of bytes")
     try:

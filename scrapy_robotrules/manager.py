@@ -31,7 +31,7 @@ import socket
 import time
 import uuid
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
@@ -420,6 +420,8 @@ class RobotsManager:
         """robots.txt fetches completed, whatever their outcome."""
         self.slowest: tuple[float, str] | None = None
         """The longest fetch so far: seconds, robots.txt URL."""
+        self.summary_lines: list[Callable[[], str | None]] = []
+        """More lines for the closing summary (the page directives add theirs)."""
         self._origins: dict[str, _Origin] = {}
         self._politeness: dict[str, _Politeness] = {}
         self._running: set[Deferred[None]] = set()
@@ -1278,4 +1280,4 @@ class RobotsManager:
         if self.slowest is not None:
             seconds, url = self.slowest
             text += f"; slowest robots.txt: {url} ({seconds:.2f} s)"
-        return text
+        return "\n".join([text, *filter(None, (line() for line in self.summary_lines))])
