@@ -29,6 +29,7 @@ __all__ = [
     "member_items",
     "read_bytes",
     "read_layout",
+    "usage_lines",
 ]
 
 DEFAULT_MAX_SIZE = 512_000
@@ -272,3 +273,31 @@ def member_items(body: bytes) -> list[tuple[str, str, str, str, str]]:
     :func:`read_layout` cuts it.
     """
     return _FAST_MEMBER_LINE.findall(body.decode("utf-8", "surrogateescape"))
+
+
+# Usage preferences (draft-ietf-aipref-attach §3, Cloudflare's Content Signals):
+# read here so that every store re-reads them with the file; meant by .usage.
+_USAGE_LINES = re.compile(
+    rb"\n" + _WS + rb"*((?i:content-usage|content-signal))" + _WS + rb"*:" + _WS + rb"*([^#\n]*)"
+)
+MAX_USAGE_LINES = 1024
+"""``Content-Usage`` and ``Content-Signal`` lines kept of one file; the rest are not read."""
+
+
+def usage_lines(data: bytes) -> tuple[tuple[int, str, str], ...]:
+    """``(line, key lower-cased, value)`` of the ``Content-Usage`` and ``Content-Signal`` lines.
+
+    ``data`` as given by :func:`read_bytes`. A file without either key costs
+    one scan in C.
+    """
+    buf = b"\n" + data
+    found: list[tuple[int, str, str]] = []
+    line = 0
+    counted = 0
+    for match in _USAGE_LINES.finditer(buf, 0, len(buf) - 1):
+        if len(found) == MAX_USAGE_LINES:
+            break
+        line += buf.count(b"\n", counted, match.start() + 1)
+        counted = match.start() + 1
+        found.append((line, match.group(1).decode("ascii").lower(), decode_value(match.group(2))))
+    return tuple(found)

@@ -35,6 +35,7 @@ from .reading import (
     member_items,
     read_bytes,
     read_layout,
+    usage_lines,
 )
 from .urls import request_path
 
@@ -242,6 +243,7 @@ class RobotsTxt:
         "size",
         "truncated",
         "url",
+        "usage_lines",
     )
 
     def __init__(
@@ -254,8 +256,11 @@ class RobotsTxt:
         truncated: bool = False,
         unknown_lines: int = 0,
         size: int = 0,
+        usage: Sequence[tuple[int, str, str]] = (),
     ) -> None:
         self.url = url
+        self.usage_lines: tuple[tuple[int, str, str], ...] = tuple(usage)
+        """``Content-Usage`` and ``Content-Signal`` lines: (line, key, value); see :mod:`.usage`."""
         self.size = size
         """Bytes of the file that were read (after the size limit)."""
         self.groups: tuple[Group, ...] = tuple(Group(raw) for raw in groups)
@@ -289,6 +294,7 @@ class RobotsTxt:
             truncated=truncated,
             unknown_lines=layout.unknown_lines,
             size=len(data),
+            usage=usage_lines(data),
         )
 
     def __repr__(self) -> str:
