@@ -288,8 +288,11 @@ def usage_lines(data: bytes) -> tuple[tuple[int, str, str], ...]:
     """``(line, key lower-cased, value)`` of the ``Content-Usage`` and ``Content-Signal`` lines.
 
     ``data`` as given by :func:`read_bytes`. A file without either key costs
-    one scan in C.
+    a substring search or two; keys in mixed case beyond ``Content-`` and
+    ``CONTENT-`` (``cOnTeNt-usage``) are only read when one of those is in the file.
     """
+    if b"ontent-" not in data and b"ONTENT-" not in data:
+        return ()
     buf = b"\n" + data
     found: list[tuple[int, str, str]] = []
     line = 0
