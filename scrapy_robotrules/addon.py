@@ -31,6 +31,7 @@ from .extension import RobotRulesExtension
 from .middleware import RobotRulesMiddleware
 from .pagemiddleware import PageDirectivesMiddleware
 from .settings import RobotRulesConfig, RobotRulesSettingError
+from .usagemiddleware import UsagePreferencesMiddleware
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -85,4 +86,7 @@ class Addon:
         )
         settings.setdefault_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_PRIORITY
+        )
+        settings.setdefault_in_component_priority_dict(
+            "SPIDER_MIDDLEWARES", UsagePreferencesMiddleware, PAGE_PRIORITY + 1
         )

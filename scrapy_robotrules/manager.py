@@ -64,6 +64,7 @@ from .robotparser import RobotParser
 from .robotstxt import Decision, RobotsTxt, is_robots_path
 from .settings import MAX_RETRY_DELAY, RobotRulesConfig, crawl_config, named_for_robots
 from .urls import origin_of, request_path
+from .usage import USAGE_REFUSAL, refuse_purposes
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -654,7 +655,14 @@ class RobotsManager:
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
             if stale:
                 self._fetch(self._state(origin, request), request, refresh=True)
-            return entry.explain(url, self._agent(request), self.db.precedence, self.db.agent_match)
+            decision = entry.explain(
+                url, self._agent(request), self.db.precedence, self.db.agent_match
+            )
+            # --- usage preferences (usage.py): a purpose robots.txt refuses drops the request.
+            if self.config.purposes and decision.allowed and entry.robots is not None:
+                decision = refuse_purposes(entry.robots, decision, self.config.purposes)
+            # --- end usage preferences
+            return decision
         # Unreachable and no earlier rules: the origin is disallowed for now.
         state = self._state(origin, request)
         state.trigger = request  # what the next retry copies meta from
@@ -1244,6 +1252,8 @@ class RobotsManager:
             )
         else:
             self.count("forbidden")
+            if USAGE_REFUSAL in exc.reason:  # usage preferences (usage.py)
+                self.stats.inc_value(f"{STATS_PREFIX}usage/forbidden")
             logger.debug(
                 "Forbidden by robots.txt: %(request)s %(reason)s",
                 {"request": request, "reason": exc.reason},

@@ -77,11 +77,17 @@ DEFAULTS: dict[str, Any] = {
     "ROBOTRULES_PAGE_NOINDEX": "mark",
     "ROBOTRULES_PAGE_NOINDEX_FIELD": "robotrules_noindex",
     "ROBOTRULES_PAGE_MAX_HTML": DEFAULT_PAGE_MAX_HTML,
+    # Usage preferences (usagemiddleware.py).
+    "ROBOTRULES_PURPOSES": [],
+    "ROBOTRULES_USAGE_ITEMS": "mark",
+    "ROBOTRULES_USAGE_FIELD": "robotrules_usage_refused",
 }
 """Every setting this package reads, with its default."""
 
 PAGE_NOINDEX_CHOICES = ("mark", "drop", "ignore")
 """What ``ROBOTRULES_PAGE_NOINDEX`` does with items of a noindex page."""
+USAGE_PURPOSES = ("train-ai", "search", "ai-input", "tdm")
+"""What ``ROBOTRULES_PURPOSES`` may list (:data:`scrapy_robotrules.usage.PURPOSES`)."""
 
 MAX_RETRY_DELAY = 600.0
 """The back-off between fetches of an unreachable robots.txt never exceeds this."""
@@ -147,6 +153,11 @@ class RobotRulesConfig:
     page_noindex_field: str = "robotrules_noindex"
     page_max_html: int = DEFAULT_PAGE_MAX_HTML
     """Bytes of an HTML response read for its robots meta tags."""
+    purposes: tuple[str, ...] = ()
+    """What the crawl's content is for; a URL whose preferences refuse one is not used."""
+    usage_items: str = "mark"
+    """Items of a response whose preferences refuse a purpose: ``mark``, ``drop``, ``ignore``."""
+    usage_field: str = "robotrules_usage_refused"
 
     @property
     def product_token(self) -> str:
@@ -223,6 +234,11 @@ class RobotRulesConfig:
             page_max_html=_integer(
                 "ROBOTRULES_PAGE_MAX_HTML", get("ROBOTRULES_PAGE_MAX_HTML"), minimum=1
             ),
+            purposes=_purposes(get("ROBOTRULES_PURPOSES")),
+            usage_items=_choice(
+                "ROBOTRULES_USAGE_ITEMS", get("ROBOTRULES_USAGE_ITEMS"), PAGE_NOINDEX_CHOICES
+            ),
+            usage_field=_field_name("ROBOTRULES_USAGE_FIELD", get("ROBOTRULES_USAGE_FIELD")),
         )
 
     @classmethod
@@ -293,6 +309,27 @@ def _boolean(name: str, value: object) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("0", "1", "true", "false"):
         return value.strip().lower() in ("1", "true")
     raise _invalid(name, "True or False (or 1, 0, 'true', 'false')", value)
+
+
+def _purposes(value: object) -> tuple[str, ...]:
+    """A list (or comma-separated string) of purposes, each one of USAGE_PURPOSES."""
+    name = "ROBOTRULES_PURPOSES"
+    listed = ", ".join(repr(p) for p in USAGE_PURPOSES)
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple, set, frozenset)):
+        raise _invalid(name, f"a list of purposes among {listed}", value)
+    purposes: list[str] = []
+    for item in items:
+        purpose = item.strip() if isinstance(item, str) else item
+        if purpose == "":
+            continue
+        if purpose not in USAGE_PURPOSES:
+            raise _invalid(name, f"a list of purposes among {listed}", value)
+        if purpose not in purposes:
+            purposes.append(purpose)
+    return tuple(purposes)
 
 
 def _field_name(name: str, value: object) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .agents import select
@@ -42,6 +42,7 @@ __all__ = [
     "DISALLOWED",
     "PURPOSES",
     "UNKNOWN",
+    "USAGE_REFUSAL",
     "Preference",
     "Statement",
     "UsageView",
@@ -49,6 +50,7 @@ __all__ = [
     "content_signal_preferences",
     "header_statements",
     "parse_dictionary",
+    "refuse_purposes",
     "robots_statements",
     "usage_view",
 ]
@@ -595,3 +597,20 @@ def usage_view(
         if tdm_found is not None:
             everything.append(tdm_found)
     return UsageView(url, preferences, tuple(everything), tuple(all_notes), policy)
+
+
+USAGE_REFUSAL = "usage preferences refuse"
+"""How a decision's note begins when robots.txt refuses a declared purpose."""
+
+
+def refuse_purposes(robots: RobotsTxt, decision: Decision, purposes: Sequence[str]) -> Decision:
+    """``decision`` itself, or a refusal when robots.txt refuses one of ``purposes`` for its URL."""
+    statements, _ = robots_statements(robots, decision)
+    if not statements:
+        return decision
+    refused = usage_view(decision.url, statements).refused(purposes)
+    if not refused:
+        return decision
+    said = "; ".join(str(p) for p in refused)
+    names = ", ".join(p.purpose for p in refused)
+    return replace(decision, allowed=False, note=f"{USAGE_REFUSAL} {names}: {said}")
