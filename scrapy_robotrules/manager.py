@@ -182,6 +182,10 @@ MAX_REBOOKINGS = 3
 LATE_SHARE = 0.05
 """A request woken later than this share of its origin's delay after its fleet
 turn books another turn (at most ``MAX_REBOOKINGS`` times) instead of going."""
+FLEET_MARGIN = 0.1
+"""Fleet turns are this share wider than the Crawl-delay (see ``pace``): what one
+crawler's request spends between its turn and the site (the middleware chain,
+the downloader, a busy process) must not shorten the gap another one keeps."""
 FLEET_POLL_FIRST = 0.05
 FLEET_POLL_MAX = 1.0
 """Seconds between looks at the shared store while another crawler fetches: doubling."""
@@ -1193,7 +1197,9 @@ class RobotsManager:
             self.apply_crawl_delay(request)
             return
         slot = self._slot(request)
-        gap = max(delay, _slot_gap(slot, self.crawler))
+        # Turns a little wider than the delay: a request reaches the site some
+        # time after its turn, and that time varies between crawlers.
+        gap = max(delay * (1.0 + FLEET_MARGIN), _slot_gap(slot, self.crawler))
         origin = origin_of(request.url)
         # Seen by the slot meanwhile, as if queued there: DownloaderAwarePriorityQueue
         # then sends this origin no more requests while they wait their turn.

@@ -24,6 +24,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from twisted.internet.defer import Deferred, race
+from twisted.internet.interfaces import IReactorTime
 from twisted.python.failure import Failure
 from twisted.web.client import Agent, readBody
 
@@ -83,6 +84,10 @@ class RecordingSpider(Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> RecordingSpider:
+        # ``crawlers=[]`` hands the crawler to the test (to watch its stats, or stop it).
+        crawlers = kwargs.pop("crawlers", None)
+        if crawlers is not None:
+            crawlers.append(crawler)
         spider = super().from_crawler(crawler, *args, **kwargs)
         crawler.signals.connect(spider.on_dropped, signal=signals.request_dropped)
         return spider
@@ -232,7 +237,7 @@ def when(condition: Callable[[], bool], then: Callable[[], object]) -> list[bool
             then()
 
     loop = LoopingCall(look)
-    loop.clock = get_reactor()
+    loop.clock = cast("IReactorTime", get_reactor())
     loop.start(0.01, now=True)
     return fired
 

@@ -92,19 +92,6 @@ class TimedSpider(RecordingSpider):
             yield self.request(url)
 
 
-class CrawlerSpider(RecordingSpider):
-    """Hands its crawler to the test (``crawlers``), which watches its stats or stops it."""
-
-    name = "crawler"
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> CrawlerSpider:
-        kwargs.pop("crawlers").append(crawler)
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        assert isinstance(spider, CrawlerSpider)
-        return spider
-
-
 class SignalSpider(RecordingSpider):
     """Records the ``robots_parsed`` and ``robotrules_fetched`` signals."""
 
@@ -148,7 +135,9 @@ async def test_every_request_waiting_for_robots_txt_gets_its_decision(
         return bool(crawler) and crawler[0].stats.get_value("robotrules/parked", 0) == 20
 
     released = when(all_waiting, partial(mockserver.release, "site.test"))
-    result = await run_spider(CrawlerSpider, OURS, start_urls=[*private, *public], crawlers=crawler)
+    result = await run_spider(
+        RecordingSpider, OURS, start_urls=[*private, *public], crawlers=crawler
+    )
     assert released[0]
     assert sorted(result.crawled) == sorted(public)
     assert sorted(result.ignored) == sorted(private)

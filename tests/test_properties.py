@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from reference import (
     AGENT_MATCHES,
-    MEMBER_KEYS,
     PRECEDENCES,
+    RULE_KEYS,
     is_robots_txt,
     read_lines,
     reference_matching_rules,
@@ -221,11 +221,13 @@ def test_adding_a_rule_that_does_not_match_changes_nothing(
     parsed_new = read_lines(new_line.encode("utf-8", "surrogateescape"))
     assume(not parsed_new or not reference_rule_matches(parsed_new[0].value, url, robots_url))
     before = "\n".join([*lines, ""])
-    # Insert right after a member line (or at the end): the group structure stays the same.
+    # Insert right after a rule line (or at the end): the group structure stays the same
+    # (after a Crawl-delay between two User-agent lines, a rule would end the first
+    # agent's run and split the group: SPEC 2).
     members = [
         line.number
         for line in read_lines(before.encode("utf-8", "surrogateescape"))
-        if line.key in MEMBER_KEYS
+        if line.key in RULE_KEYS
     ]
     position = [*members, len(lines)][where % (len(members) + 1)]
     after = "\n".join([*lines[:position], new_line, *lines[position:], ""])
