@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.utils.misc import load_object
 
+from .compat import component_priority, disable_component
 from .extension import RobotRulesExtension
 from .middleware import RobotRulesMiddleware
 
@@ -28,23 +28,15 @@ BUILTIN_PRIORITY = 100
 EXTENSION_PRIORITY = 0
 
 
-def _priority_of(settings: BaseSettings, name: str, cls: type) -> int | None:
-    """The priority of ``cls`` in the ``name`` setting merged with its base; ``None`` if off."""
-    for key, value in settings.get_component_priority_dict_with_base(name).items():
-        if load_object(key) is cls:
-            return int(value)
-    return None
-
-
 class Addon:
     """Swaps Scrapy's robots.txt middleware for this package's middleware and extension."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         name = "DOWNLOADER_MIDDLEWARES"
-        builtin = _priority_of(settings, name, RobotsTxtMiddleware)
+        builtin = component_priority(settings, name, RobotsTxtMiddleware)
         priority = builtin if builtin is not None else BUILTIN_PRIORITY
         settings.setdefault_in_component_priority_dict(name, RobotRulesMiddleware, priority)
-        settings.set_in_component_priority_dict(name, RobotsTxtMiddleware, None)
+        disable_component(settings, name, RobotsTxtMiddleware)
         settings.setdefault_in_component_priority_dict(
             "EXTENSIONS", RobotRulesExtension, EXTENSION_PRIORITY
         )

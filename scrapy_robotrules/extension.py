@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 
+from . import compat
 from .manager import RobotsManager, RobotsTxtForbidden, RobotsTxtUnreachable
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class RobotRulesExtension:
         """
         if request.dont_filter:
             return False
-        scheduler = getattr(getattr(self.crawler.engine, "_slot", None), "scheduler", None)
+        scheduler = compat.scheduler(self.crawler)
         dupefilter = getattr(scheduler, "df", None)
         seen = getattr(dupefilter, "request_seen", None)
         return bool(seen(request)) if seen is not None else False
@@ -153,20 +154,16 @@ class RobotRulesExtension:
         # No signal comes between "closing spider" and the scheduler's close:
         # wrap that close, so a crawl stopped with requests parked (JOBDIR)
         # saves them in its queue like every other pending request.
-        engine = self.crawler.engine
-        slot = getattr(engine, "_slot", None)
-        scheduler = getattr(slot, "scheduler", None)
-        close = getattr(scheduler, "close", None)
-        if scheduler is None or close is None:
+        scheduler = compat.scheduler(self.crawler)
+        if scheduler is None:
             return
         manager = self.manager
 
-        def close_with_parked(reason: str) -> Any:
+        def hand_parked() -> None:
             for request in manager.take_parked():
                 scheduler.enqueue_request(request)
-            return close(reason)
 
-        scheduler.close = close_with_parked
+        compat.on_scheduler_close(scheduler, hand_parked)
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         logger.info(self.manager.summary(), extra={"spider": spider})

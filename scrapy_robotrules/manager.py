@@ -30,8 +30,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
@@ -39,13 +38,12 @@ from scrapy import Request
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred, DeferredSemaphore
 from w3lib.url import safe_url_string
 
-from . import signals
+from . import compat, signals
 from .cached_store import CachedStore
 from .database import RobotRules
 from .directives import RequestRate
@@ -62,10 +60,10 @@ from .settings import MAX_RETRY_DELAY, RobotRulesConfig
 from .urls import origin_of, request_path
 
 if TYPE_CHECKING:
+    from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
-    from scrapy.utils.asyncio import CallLaterResult
 
     from .stores import Entry
 
@@ -122,37 +120,16 @@ FLEET_POLL_MAX = 1.0
 """Seconds between looks at the shared store while another crawler fetches: doubling."""
 
 
-async def _sleep(seconds: float) -> None:
-    """Sleep under either reactor (``scrapy.utils.asyncio.sleep`` needs Scrapy 2.18)."""
-    done: Deferred[None] = Deferred()
-    call_later(seconds, done.callback, None)
-    await maybe_deferred_to_future(done)
-
-
-def _jitter(slot: Any) -> float:
-    """How far a download slot varies its delay at random, as a share (0.5: +-50%).
-
-    ``Slot.jitter`` in current Scrapy; older versions had ``randomize_delay``, meaning +-50%.
-    """
-    jitter = getattr(slot, "jitter", None)
-    if jitter is None:
-        jitter = 0.5 if getattr(slot, "randomize_delay", False) else 0.0
-    return float(jitter)
-
-
-def _slot_gap(slot: Any, crawler: Crawler) -> float:
+def _slot_gap(slot: Slot | None, crawler: Crawler) -> float:
     """The longest gap a download slot may put between two requests (random delays included)."""
     if slot is not None:
-        return float(slot.delay) * (1.0 + _jitter(slot))
+        return float(slot.delay) * (1.0 + compat.slot_jitter(slot))
     # No slot yet: the downloader will make one with these settings.
     settings = crawler.settings
-    return settings.getfloat("DOWNLOAD_DELAY") * (
-        1.0 + settings.getfloat("DOWNLOAD_DELAY_JITTER", 0.5)
-    )
+    return settings.getfloat("DOWNLOAD_DELAY") * (1.0 + compat.default_jitter(settings))
 
 
-@contextmanager
-def _own_allowance(downloader: Any) -> Iterator[None]:
+def _own_allowance(crawler: Crawler) -> AbstractContextManager[None]:
     """A robots.txt fetch takes no ``CONCURRENT_REQUESTS`` place from the pages.
 
     ``engine.download_async`` sends it at once, but counts it among the
@@ -163,15 +140,7 @@ def _own_allowance(downloader: Any) -> Iterator[None]:
     raised by one for each fetch under way; ``ROBOTRULES_CONCURRENT_FETCHES``
     bounds how many are.
     """
-    limit = getattr(downloader, "total_concurrency", 0)
-    limited = isinstance(limit, int) and limit > 0  # 0: no limit
-    if limited:
-        downloader.total_concurrency += 1
-    try:
-        yield
-    finally:
-        if limited:
-            downloader.total_concurrency -= 1
+    return compat.extra_download_place(compat.downloader(crawler))
 
 
 SLOW_FETCH = 5.0
@@ -187,7 +156,7 @@ class _Place:
 
     def __init__(self, places: DeferredSemaphore) -> None:
         self.places: DeferredSemaphore | None = places
-        self.call = call_later(SLOW_FETCH, self.give_up)
+        self.call = compat.call_later(SLOW_FETCH, self.give_up)
 
     def give_up(self) -> None:
         if self.places is not None:
@@ -201,11 +170,11 @@ class _Renewal:
 
     def __init__(self, fleet: CachedStore, origin: str, owner: str, seconds: float) -> None:
         self.fleet, self.origin, self.owner, self.seconds = fleet, origin, owner, seconds
-        self.call: CallLaterResult | None = call_later(seconds / 3, self.renew)
+        self.call: compat.Timer | None = compat.call_later(seconds / 3, self.renew)
 
     def renew(self) -> None:
         self.fleet.lease(self.origin, self.owner, self.seconds)
-        self.call = call_later(self.seconds / 3, self.renew)
+        self.call = compat.call_later(self.seconds / 3, self.renew)
 
     def stop(self) -> None:
         if self.call is not None:
@@ -263,8 +232,8 @@ class _Origin:
         self.failures = 0
         self.unreachable_since: float | None = None
         self.last_error = ""
-        self.retry_call: CallLaterResult | None = None
-        self.timeout_call: CallLaterResult | None = None
+        self.retry_call: compat.Timer | None = None
+        self.timeout_call: compat.Timer | None = None
 
     @property
     def idle(self) -> bool:
@@ -464,10 +433,10 @@ class RobotsManager:
         if now - since >= self.config.unreachable_timeout:
             raise RobotsTxtUnreachable(origin, now - since, state.last_error or "no answer")
         if not state.fetching and state.retry_call is None:
-            state.retry_call = call_later(entry.fresh_until - now, self._retry, state)
+            state.retry_call = compat.call_later(entry.fresh_until - now, self._retry, state)
         if state.timeout_call is None:
             wait = since + self.config.unreachable_timeout - now
-            state.timeout_call = call_later(wait, self._give_up, state)
+            state.timeout_call = compat.call_later(wait, self._give_up, state)
         return None
 
     async def _wait(self, state: _Origin) -> Entry | None:
@@ -501,7 +470,7 @@ class RobotsManager:
             # Timers run on the loop's clock, the database on the wall clock.
             left = state.unreachable_since + self.config.unreachable_timeout - self.db.clock()
             if left > 0:
-                state.timeout_call = call_later(left, self._give_up, state)
+                state.timeout_call = compat.call_later(left, self._give_up, state)
                 return
         waiters, state.waiters = state.waiters, []
         if waiters:
@@ -537,7 +506,7 @@ class RobotsManager:
             self._inc("refreshed")
         # On the next turn of the loop, so that whoever asked is waiting
         # before the fetch can end.
-        call_later(0, self._launch, state)
+        compat.call_later(0, self._launch, state)
 
     def _launch(self, state: _Origin) -> None:
         running = deferred_from_coro(self._run_fetch(state))
@@ -593,7 +562,7 @@ class RobotsManager:
             if entry is not None:
                 self._inc("fleet/waited")
                 return entry
-            await _sleep(pause)
+            await compat.sleep(pause)
             pause = min(pause * 2, FLEET_POLL_MAX)
 
     def _adopt(self, state: _Origin, entry: Entry) -> None:
@@ -640,15 +609,16 @@ class RobotsManager:
 
     async def _send_signals(self, state: _Origin, entry: Entry, trigger: Request) -> None:
         fetched_robots = entry.robots if entry.outcome is Outcome.RULES else None
-        if fetched_robots is not None:
+        if fetched_robots is not None and compat.ROBOTS_PARSED is not None:
             parser = RobotParser(
                 fetched_robots, precedence=self.db.precedence, agent_match=self.db.agent_match
             )
-            await self.crawler.signals.send_catch_log_async(
-                signal=scrapy_signals.robots_parsed, robotparser=parser, request=trigger
+            await compat.send_signal(
+                self.crawler, compat.ROBOTS_PARSED, robotparser=parser, request=trigger
             )
-        await self.crawler.signals.send_catch_log_async(
-            signal=signals.robotrules_fetched,
+        await compat.send_signal(
+            self.crawler,
+            signals.robotrules_fetched,
             origin=state.name,
             robots=fetched_robots,
             outcome=entry.outcome,
@@ -686,9 +656,9 @@ class RobotsManager:
             try:
                 place = await self._fetch_place()
                 try:
-                    with _own_allowance(getattr(self.crawler.engine, "downloader", None)):
-                        response = await self.crawler.engine.download_async(
-                            self._robots_request(url, trigger)
+                    with _own_allowance(self.crawler):
+                        response = await compat.download(
+                            self.crawler, self._robots_request(url, trigger)
                         )
                 finally:
                     place.give_up()
@@ -884,7 +854,7 @@ class RobotsManager:
         slot = self._slot(request) if delay is not None else None
         if delay is None or slot is None:
             return
-        jitter = _jitter(slot)
+        jitter = compat.slot_jitter(slot)
         floor = delay / (1.0 - jitter) if 0.0 < jitter < 1.0 else delay
         if slot.delay < floor:
             slot.delay = floor
@@ -911,9 +881,6 @@ class RobotsManager:
         slot = self._slot(request)
         gap = max(delay, _slot_gap(slot, self.crawler))
         origin = origin_of(request.url)
-        # Seen by the slot meanwhile, as if queued there: DownloaderAwarePriorityQueue
-        # then sends this origin no more requests while they wait their turn.
-        active = slot.active if slot is not None else set()
         for _ in range(MAX_REBOOKINGS + 1):
             wait = fleet.reserve(origin, gap)
             if wait is None:
@@ -922,11 +889,10 @@ class RobotsManager:
             if wait <= 0:
                 break
             due = time.monotonic() + wait
-            active.add(request)
-            try:
-                await _sleep(wait)
-            finally:
-                active.discard(request)
+            # Seen by the slot meanwhile, as if queued there: DownloaderAwarePriorityQueue
+            # then sends this origin no more requests while they wait their turn.
+            with compat.watch_in_slot(slot, request):
+                await compat.sleep(wait)
             # Woken late (a busy process): the next crawler's turn is already
             # near, so sending now would shorten the gap. Book another turn.
             if time.monotonic() - due <= LATE_SHARE * gap:
@@ -934,12 +900,8 @@ class RobotsManager:
             self._inc("fleet/rebooked")
         self._inc("fleet/paced")
 
-    def _slot(self, request: Request) -> Any:
-        engine = self.crawler._engine
-        if engine is None:
-            return None
-        downloader = engine.downloader
-        return downloader.slots.get(downloader.get_slot_key(request))
+    def _slot(self, request: Request) -> Slot | None:
+        return compat.download_slot(self.crawler, request)
 
     def close(self) -> None:
         """Cancel the timers of every origin (the spider is closed); close the store."""

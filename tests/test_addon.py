@@ -29,10 +29,20 @@ CRAWL_TESTS = True
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private\n"
 
 
+def component_list(settings: Settings, name: str) -> list[Any]:
+    """The components of ``name`` (with its base) Scrapy enables, in order, as written."""
+    # Scrapy 2.15.1+ merges by import path; 2.13 to 2.15.0 by key as written.
+    merge = getattr(settings, "get_component_priority_dict_with_base", settings.getwithbase)
+    return build_component_list(merge(name))
+
+
 def components(settings: Settings, name: str) -> dict[Any, Any]:
-    """The enabled components of ``name`` (with its base), by class, with their priority."""
-    merged = settings.get_component_priority_dict_with_base(name)
-    return {load_object(key): value for key, value in merged.items()}
+    """The components of ``name`` Scrapy enables, by class, with their priority."""
+    merge = getattr(settings, "get_component_priority_dict_with_base", settings.getwithbase)
+    merged = merge(name)
+    found = [load_object(key) for key in component_list(settings, name)]
+    assert len(set(found)) == len(found), f"a component enabled twice: {found}"
+    return {load_object(key): merged[key] for key in component_list(settings, name)}
 
 
 def added(settings: dict[str, Any] | None = None) -> Settings:
@@ -48,10 +58,7 @@ def test_the_addon_swaps_the_builtin_for_the_middleware_and_enables_the_extensio
     assert middlewares[RobotRulesMiddleware] == 100
     assert RobotsTxtMiddleware not in middlewares
     assert components(settings, "EXTENSIONS")[RobotRulesExtension] == 0
-    order = build_component_list(
-        settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
-    )
-    names = [load_object(path) for path in order]
+    names = [load_object(path) for path in component_list(settings, "DOWNLOADER_MIDDLEWARES")]
     # Where the built-in was: after OffsiteMiddleware, before the rest.
     assert names.index(RobotRulesMiddleware) == 1
 
