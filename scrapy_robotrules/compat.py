@@ -46,6 +46,7 @@ __all__ = [
     "downloader",
     "engine",
     "extra_download_place",
+    "failing_start",
     "on_scheduler_close",
     "scheduler",
     "send_signal",
@@ -132,6 +133,23 @@ async def send_signal(crawler: Crawler, signal: object, **kwargs: Any) -> None:
 
 ROBOTS_PARSED: object | None = getattr(scrapy_signals, "robots_parsed", None)
 """Scrapy's ``robots_parsed`` signal (2.18+); ``None`` before, where nothing is sent."""
+
+
+@contextmanager
+def failing_start(crawler: Crawler) -> Iterator[None]:
+    """An error raised in the block stops the crawl at start-up: make the exit code say so.
+
+    ``scrapy crawl`` exits 1 when the crawl failed to start, judged on Scrapy
+    2.14.x by ``crawler.spider`` alone: a component that fails after the
+    spider was made (an add-on, a middleware, an extension) left exit code 0.
+    So the spider is unset before the error goes on. Scrapy 2.13 and 2.15+
+    see the error itself too; there it changes nothing.
+    """
+    try:
+        yield
+    except Exception:
+        crawler.spider = None
+        raise
 
 
 def engine(crawler: Crawler) -> ExecutionEngine | None:

@@ -296,7 +296,8 @@ class RobotsManager:
         """The manager of ``crawler``, created (settings checked) on first use."""
         manager = getattr(crawler, cls._ATTRIBUTE, None)
         if not isinstance(manager, RobotsManager):
-            manager = cls(crawler, RobotRulesConfig.from_crawler(crawler))
+            with compat.failing_start(crawler):
+                manager = cls(crawler, RobotRulesConfig.from_crawler(crawler))
             setattr(crawler, cls._ATTRIBUTE, manager)
         return manager
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import scrapy
-from crawling import RecordingSpider, async_test, run_spider
+from crawling import SCRAPY_VERSION, RecordingSpider, async_test, run_spider
 from mockserver import MockServer, Reply
 from scrapy import Request
 from scrapy.core.downloader import Downloader, Slot
@@ -30,14 +30,13 @@ from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
+from test_example_project import run_demo
 from twisted.internet.defer import Deferred
 
 from scrapy_robotrules import compat
 
 CRAWL_TESTS = True
 """Run under both reactors and on the oldest supported Scrapy (see conftest.py)."""
-
-SCRAPY = tuple(int(part) for part in scrapy.__version__.split(".")[:2])
 
 Probe = Callable[[Crawler, Response], Awaitable[None]]
 
@@ -223,7 +222,9 @@ async def test_an_extra_download_place_lets_one_more_request_through(
     assert seen == {"full": True, "inside": False, "after": True}
 
 
-@pytest.mark.skipif(SCRAPY < (2, 18), reason="CONCURRENT_REQUESTS = 0 means no limit from 2.18")
+@pytest.mark.skipif(
+    SCRAPY_VERSION < (2, 18), reason="CONCURRENT_REQUESTS = 0 means no limit from 2.18"
+)
 @async_test
 async def test_no_download_limit_stays_no_limit(mockserver: MockServer) -> None:
     seen: dict[str, Any] = {}
@@ -347,4 +348,13 @@ def test_the_priority_of_a_component_merges_the_project_over_the_base(
 def test_robots_parsed_is_scrapys_own_signal_where_it_has_one() -> None:
     """Scrapy 2.18 added ``robots_parsed``; before, the manager sends none (and does not fail)."""
     assert compat.ROBOTS_PARSED is getattr(scrapy.signals, "robots_parsed", None)
-    assert (compat.ROBOTS_PARSED is not None) == (SCRAPY >= (2, 18))
+    assert (compat.ROBOTS_PARSED is not None) == (SCRAPY_VERSION >= (2, 18))
+
+
+def test_scrapy_crawl_exits_non_zero_when_the_package_fails_at_start_up() -> None:
+    """Scrapy 2.14.x judged a start by ``crawler.spider`` alone, and exited 0 (failing_start)."""
+    process = run_demo("-s", "ROBOTRULES_PRECEDENCE=longest")
+    log, _ = process.communicate(timeout=60)
+    assert process.returncode == 1, log
+    assert "ROBOTRULES_PRECEDENCE must be one of" in log
+    assert "Spider opened" not in log

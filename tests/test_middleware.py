@@ -19,6 +19,7 @@ from crawling import (
     CrawlResult,
     RecordingSpider,
     async_test,
+    download_error,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
@@ -367,6 +368,7 @@ async def test_an_unresolvable_host_is_held_then_dropped_as_unreachable(
     mockserver: MockServer,
 ) -> None:
     urls = [mockserver.url("nowhere.invalid", f"/{n}") for n in range(3)]
+    no_dns = download_error("CannotResolveHostError").__name__
     settings = {**OURS, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.5}
     result = await run_spider(RecordingSpider, settings, start_urls=urls)
     assert result.crawled == []
@@ -376,9 +378,9 @@ async def test_an_unresolvable_host_is_held_then_dropped_as_unreachable(
         assert str(exc).startswith(
             f"robots.txt unreachable: http://nowhere.invalid:{mockserver.port}/robots.txt"
         )
-        assert "CannotResolveHostError" in str(exc)
+        assert no_dns in str(exc)
     assert stat(result, "unreachable") == 3
-    assert stat(result, "exception_count/CannotResolveHostError") >= 2
+    assert stat(result, f"exception_count/{no_dns}") >= 2
     assert stat(result, "origins/unreachable") == 1
     assert result.messages("robots.txt unreachable: dropping 3 requests", logging.WARNING)
     assert result.messages("Dropped <GET", logging.DEBUG)
@@ -403,8 +405,9 @@ async def test_a_robots_txt_that_times_out_is_unreachable(mockserver: MockServer
     settings = {**OURS, "DOWNLOAD_TIMEOUT": 0.3, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.5}
     result = await run_spider(RecordingSpider, settings, start_urls=[url])
     assert result.ignored == [url]
-    assert "DownloadTimeoutError" in str(result.failures[0][1])
-    assert stat(result, "exception_count/DownloadTimeoutError") >= 1
+    timeout = download_error("DownloadTimeoutError").__name__
+    assert timeout in str(result.failures[0][1])
+    assert stat(result, f"exception_count/{timeout}") >= 1
     assert mockserver.requests_for("hang.test", "/page") == []
 
 
@@ -415,7 +418,8 @@ async def test_a_connection_reset_mid_body_is_unreachable(mockserver: MockServer
     result = await run_spider(RecordingSpider, OURS, start_urls=urls)
     assert result.crawled == [urls[0]]
     assert result.ignored == [urls[1]]
-    assert stat(result, "exception_count/ResponseDataLossError") == 1
+    data_loss = download_error("ResponseDataLossError").__name__
+    assert stat(result, f"exception_count/{data_loss}") == 1
 
 
 @async_test
