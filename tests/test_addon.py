@@ -27,6 +27,7 @@ from scrapy_robotrules import Addon, RobotRulesExtension, RobotRulesMiddleware
 CRAWL_TESTS = True
 
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private\n"
+BUILTIN_PATH = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 
 
 def component_list(settings: Settings, name: str) -> list[Any]:
@@ -140,11 +141,16 @@ async def test_the_middleware_alone_obeys_robots_txt(mockserver: MockServer) -> 
     urls = [mockserver.url("site.test", p) for p in ("/public", "/private")]
     settings = {
         "ROBOTSTXT_OBEY": True,
-        "DOWNLOADER_MIDDLEWARES": {RobotsTxtMiddleware: None, RobotRulesMiddleware: 100},
+        # By its path: Scrapy before 2.15.1 keeps the base's path key enabled
+        # beside a class key set to None (README, Compatibility).
+        "DOWNLOADER_MIDDLEWARES": {BUILTIN_PATH: None, RobotRulesMiddleware: 100},
     }
     result = await run_spider(RecordingSpider, settings, start_urls=urls)
     assert result.crawled == [urls[0]]
     assert result.ignored == [urls[1]]
+    middlewares, _ = enabled(result)
+    assert RobotsTxtMiddleware not in middlewares
+    assert RobotRulesMiddleware in middlewares
 
 
 @async_test
