@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.utils.misc import load_object
 
+from .compat import component_priority, disable_component
 from .content_coding import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
 from .extension import RobotRulesExtension
 from .middleware import RobotRulesMiddleware
@@ -43,14 +43,6 @@ BUILTIN_PRIORITY = 100
 EXTENSION_PRIORITY = 0
 PAGE_PRIORITY = 950
 """Past DepthMiddleware (900): a request dropped for nofollow is dropped before it is counted."""
-
-
-def _priority_of(settings: BaseSettings, name: str, cls: type) -> int | None:
-    """The priority of ``cls`` in the ``name`` setting merged with its base; ``None`` if off."""
-    for key, value in settings.get_component_priority_dict_with_base(name).items():
-        if load_object(key) is cls:
-            return int(value)
-    return None
 
 
 class Addon:
@@ -74,10 +66,10 @@ class Addon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         name = "DOWNLOADER_MIDDLEWARES"
-        builtin = _priority_of(settings, name, RobotsTxtMiddleware)
+        builtin = component_priority(settings, name, RobotsTxtMiddleware)
         priority = builtin if builtin is not None else BUILTIN_PRIORITY
         settings.setdefault_in_component_priority_dict(name, RobotRulesMiddleware, priority)
-        settings.set_in_component_priority_dict(name, RobotsTxtMiddleware, None)
+        disable_component(settings, name, RobotsTxtMiddleware)
         settings.setdefault_in_component_priority_dict(
             name, RobotsBodyMiddleware, MIDDLEWARE_PRIORITY
         )

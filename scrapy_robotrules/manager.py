@@ -31,8 +31,8 @@ import socket
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
@@ -40,13 +40,12 @@ from scrapy import Request
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred, DeferredSemaphore
 from w3lib.url import safe_url_string
 
-from . import signals
+from . import compat, signals
 from .agents import product_token
 from .cached_store import CachedStore
 from .content_coding import ACCEPT_ENCODING, ROBOTS_META, decode_body, hidden_encoding
@@ -67,10 +66,10 @@ from .urls import origin_of, request_path
 from .usage import USAGE_REFUSAL, refuse_purposes
 
 if TYPE_CHECKING:
+    from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
-    from scrapy.utils.asyncio import CallLaterResult
 
     from .stores import Entry
 
@@ -191,46 +190,6 @@ FLEET_POLL_MAX = 1.0
 """Seconds between looks at the shared store while another crawler fetches: doubling."""
 
 
-def crawl_closing(crawler: Crawler) -> bool:
-    """Whether the crawl is stopping (a signal, ``crawler.stop()``) or its spider closing.
-
-    ``engine.running`` turns false as a stop begins; the engine's slot has
-    ``closing`` set from the moment a spider starts closing (``CloseSpider``
-    included) and is gone once it closed. An engine without these (a
-    stand-in, in tests or embedders) never closes.
-    """
-    engine = crawler.engine
-    if engine is None:
-        return False
-    if getattr(engine, "running", True) is False:
-        return True
-    slot = getattr(engine, "_slot", _NO_SLOT)
-    if slot is _NO_SLOT:
-        return False
-    return slot is None or getattr(slot, "closing", None) is not None
-
-
-_NO_SLOT = object()
-
-
-async def _sleep(seconds: float) -> None:
-    """Sleep under either reactor (``scrapy.utils.asyncio.sleep`` needs Scrapy 2.18)."""
-    done: Deferred[None] = Deferred()
-    call_later(seconds, done.callback, None)
-    await maybe_deferred_to_future(done)
-
-
-def _jitter(slot: Any) -> float:
-    """How far a download slot varies its delay at random, as a share (0.5: +-50%).
-
-    ``Slot.jitter`` in current Scrapy; older versions had ``randomize_delay``, meaning +-50%.
-    """
-    jitter = getattr(slot, "jitter", None)
-    if jitter is None:
-        jitter = 0.5 if getattr(slot, "randomize_delay", False) else 0.0
-    return float(jitter)
-
-
 MAX_DELAY_JITTER = 0.1
 """The random variation kept on a slot whose delay robots.txt sets (Scrapy's default: 0.5).
 
@@ -240,31 +199,16 @@ twice the delay. With +-10% they run from the delay to 1.22 times it,
 1.11 times on average."""
 
 
-def _limit_jitter(slot: Any) -> float:
-    """Bring the slot's random variation down to MAX_DELAY_JITTER; the variation it keeps."""
-    jitter = _jitter(slot)
-    if jitter <= MAX_DELAY_JITTER:
-        return jitter
-    if hasattr(slot, "jitter"):
-        slot.jitter = MAX_DELAY_JITTER
-        return MAX_DELAY_JITTER
-    slot.randomize_delay = False  # Scrapy before Slot.jitter: +-50% or nothing
-    return 0.0
-
-
-def _slot_gap(slot: Any, crawler: Crawler) -> float:
+def _slot_gap(slot: Slot | None, crawler: Crawler) -> float:
     """The longest gap a download slot may put between two requests (random delays included)."""
     if slot is not None:
-        return float(slot.delay) * (1.0 + _jitter(slot))
+        return float(slot.delay) * (1.0 + compat.slot_jitter(slot))
     # No slot yet: the downloader will make one with these settings.
     settings = crawler.settings
-    return settings.getfloat("DOWNLOAD_DELAY") * (
-        1.0 + settings.getfloat("DOWNLOAD_DELAY_JITTER", 0.5)
-    )
+    return settings.getfloat("DOWNLOAD_DELAY") * (1.0 + compat.default_jitter(settings))
 
 
-@contextmanager
-def _own_allowance(downloader: Any) -> Iterator[None]:
+def _own_allowance(crawler: Crawler) -> AbstractContextManager[None]:
     """A robots.txt fetch takes no ``CONCURRENT_REQUESTS`` place from the pages.
 
     ``engine.download_async`` sends it at once, but counts it among the
@@ -275,15 +219,7 @@ def _own_allowance(downloader: Any) -> Iterator[None]:
     raised by one for each fetch under way; ``ROBOTRULES_CONCURRENT_FETCHES``
     bounds how many are.
     """
-    limit = getattr(downloader, "total_concurrency", 0)
-    limited = isinstance(limit, int) and limit > 0  # 0: no limit
-    if limited:
-        downloader.total_concurrency += 1
-    try:
-        yield
-    finally:
-        if limited:
-            downloader.total_concurrency -= 1
+    return compat.extra_download_place(compat.downloader(crawler))
 
 
 SLOW_FETCH = 5.0
@@ -299,7 +235,7 @@ class _Place:
 
     def __init__(self, places: DeferredSemaphore) -> None:
         self.places: DeferredSemaphore | None = places
-        self.call = call_later(SLOW_FETCH, self.give_up)
+        self.call = compat.call_later(SLOW_FETCH, self.give_up)
 
     def give_up(self) -> None:
         if self.places is not None:
@@ -313,11 +249,11 @@ class _Renewal:
 
     def __init__(self, fleet: CachedStore, origin: str, owner: str, seconds: float) -> None:
         self.fleet, self.origin, self.owner, self.seconds = fleet, origin, owner, seconds
-        self.call: CallLaterResult | None = call_later(seconds / 3, self.renew)
+        self.call: compat.Timer | None = compat.call_later(seconds / 3, self.renew)
 
     def renew(self) -> None:
         self.fleet.lease(self.origin, self.owner, self.seconds)
-        self.call = call_later(self.seconds / 3, self.renew)
+        self.call = compat.call_later(self.seconds / 3, self.renew)
 
     def stop(self) -> None:
         if self.call is not None:
@@ -375,8 +311,8 @@ class _Origin:
         self.failures = 0
         self.unreachable_since: float | None = None
         self.last_error = ""
-        self.retry_call: CallLaterResult | None = None
-        self.timeout_call: CallLaterResult | None = None
+        self.retry_call: compat.Timer | None = None
+        self.timeout_call: compat.Timer | None = None
 
     @property
     def idle(self) -> bool:
@@ -456,7 +392,8 @@ class RobotsManager:
         """The manager of ``crawler``, created (settings checked) on first use."""
         manager = getattr(crawler, cls._ATTRIBUTE, None)
         if not isinstance(manager, RobotsManager):
-            manager = cls(crawler, crawl_config(crawler))
+            with compat.failing_start(crawler):
+                manager = cls(crawler, crawl_config(crawler))
             setattr(crawler, cls._ATTRIBUTE, manager)
         return manager
 
@@ -568,7 +505,7 @@ class RobotsManager:
 
     def _offer(self, request: Request) -> None:
         """Offer a parked request to the scheduler again (through the door: decided there)."""
-        engine = self.crawler.engine
+        engine = compat.engine(self.crawler)
         if engine is None or engine.spider is None or self._scheduler_closed:
             # The scheduler is gone: nothing can take it any more.
             self._lost([request])
@@ -617,7 +554,7 @@ class RobotsManager:
 
     def closing(self) -> bool:
         """Whether the crawl is stopping or its spider closing: no new fetch or retry starts."""
-        return crawl_closing(self.crawler)
+        return compat.crawl_closing(self.crawler)
 
     def take_parked(self) -> list[Request]:
         """Every parked request, no longer parked: for a scheduler about to close.
@@ -676,10 +613,10 @@ class RobotsManager:
         if now - since >= self.config.unreachable_timeout:
             raise RobotsTxtUnreachable(origin, now - since, state.last_error or "no answer")
         if not state.fetching and state.retry_call is None:
-            state.retry_call = call_later(entry.fresh_until - now, self._retry, state)
+            state.retry_call = compat.call_later(entry.fresh_until - now, self._retry, state)
         if state.timeout_call is None:
             wait = since + self.config.unreachable_timeout - now
-            state.timeout_call = call_later(wait, self._give_up, state)
+            state.timeout_call = compat.call_later(wait, self._give_up, state)
         return None
 
     async def _wait(self, state: _Origin) -> Entry | None:
@@ -719,7 +656,7 @@ class RobotsManager:
             # Timers run on the loop's clock, the database on the wall clock.
             left = state.unreachable_since + self.config.unreachable_timeout - self.db.clock()
             if left > 0:
-                state.timeout_call = call_later(left, self._give_up, state)
+                state.timeout_call = compat.call_later(left, self._give_up, state)
                 return
         waiters, state.waiters = state.waiters, []
         if waiters:
@@ -755,7 +692,7 @@ class RobotsManager:
             self._inc("refreshed")
         # On the next turn of the loop, so that whoever asked is waiting
         # before the fetch can end.
-        call_later(0, self._launch, state)
+        compat.call_later(0, self._launch, state)
 
     def _launch(self, state: _Origin) -> None:
         running = deferred_from_coro(self._run_fetch(state))
@@ -815,7 +752,7 @@ class RobotsManager:
                 return entry
             if self.closing():
                 raise _Closing
-            await _sleep(pause)
+            await compat.sleep(pause)
             pause = min(pause * 2, FLEET_POLL_MAX)
 
     def _adopt(self, state: _Origin, entry: Entry) -> None:
@@ -864,15 +801,16 @@ class RobotsManager:
 
     async def _send_signals(self, state: _Origin, entry: Entry, trigger: Request) -> None:
         fetched_robots = entry.robots if entry.outcome is Outcome.RULES else None
-        if fetched_robots is not None:
+        if fetched_robots is not None and compat.ROBOTS_PARSED is not None:
             parser = RobotParser(
                 fetched_robots, precedence=self.db.precedence, agent_match=self.db.agent_match
             )
-            await self.crawler.signals.send_catch_log_async(
-                signal=scrapy_signals.robots_parsed, robotparser=parser, request=trigger
+            await compat.send_signal(
+                self.crawler, compat.ROBOTS_PARSED, robotparser=parser, request=trigger
             )
-        await self.crawler.signals.send_catch_log_async(
-            signal=signals.robotrules_fetched,
+        await compat.send_signal(
+            self.crawler,
+            signals.robotrules_fetched,
             origin=state.name,
             robots=fetched_robots,
             outcome=entry.outcome,
@@ -922,9 +860,9 @@ class RobotsManager:
             self._inc("request_count")
             try:
                 try:
-                    with _own_allowance(getattr(self.crawler.engine, "downloader", None)):
-                        response = await self.crawler.engine.download_async(
-                            self._robots_request(url, trigger)
+                    with _own_allowance(self.crawler):
+                        response = await compat.download(
+                            self.crawler, self._robots_request(url, trigger)
                         )
                 finally:
                     place.give_up()
@@ -1172,7 +1110,7 @@ class RobotsManager:
         slot = self._slot(request) if delay is not None else None
         if delay is None or slot is None:
             return
-        jitter = _limit_jitter(slot)
+        jitter = compat.limit_jitter(slot, MAX_DELAY_JITTER)
         floor = delay / (1.0 - jitter)
         if slot.delay < floor:
             slot.delay = floor
@@ -1201,9 +1139,6 @@ class RobotsManager:
         # time after its turn, and that time varies between crawlers.
         gap = max(delay * (1.0 + FLEET_MARGIN), _slot_gap(slot, self.crawler))
         origin = origin_of(request.url)
-        # Seen by the slot meanwhile, as if queued there: DownloaderAwarePriorityQueue
-        # then sends this origin no more requests while they wait their turn.
-        active = slot.active if slot is not None else set()
         for _ in range(MAX_REBOOKINGS + 1):
             wait = fleet.reserve(origin, gap)
             if wait is None:
@@ -1212,11 +1147,10 @@ class RobotsManager:
             if wait <= 0:
                 break
             due = time.monotonic() + wait
-            active.add(request)
-            try:
-                await _sleep(wait)
-            finally:
-                active.discard(request)
+            # Seen by the slot meanwhile, as if queued there: DownloaderAwarePriorityQueue
+            # then sends this origin no more requests while they wait their turn.
+            with compat.watch_in_slot(slot, request):
+                await compat.sleep(wait)
             # Woken late (a busy process): the next crawler's turn is already
             # near, so sending now would shorten the gap. Book another turn.
             if time.monotonic() - due <= LATE_SHARE * gap:
@@ -1224,12 +1158,8 @@ class RobotsManager:
             self._inc("fleet/rebooked")
         self._inc("fleet/paced")
 
-    def _slot(self, request: Request) -> Any:
-        engine = self.crawler._engine
-        if engine is None:
-            return None
-        downloader = engine.downloader
-        return downloader.slots.get(downloader.get_slot_key(request))
+    def _slot(self, request: Request) -> Slot | None:
+        return compat.download_slot(self.crawler, request)
 
     def close(self) -> None:
         """Cancel the timers of every origin (the spider is closed); close the store."""

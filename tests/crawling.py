@@ -13,10 +13,12 @@ import warnings
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from importlib import import_module
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import pytest
 import pytest_twisted  # type: ignore[import-untyped]
+import scrapy.exceptions
 from mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler, CrawlerRunner
@@ -37,6 +39,33 @@ BASE_SETTINGS: dict[str, Any] = {
     "HTTPPROXY_ENABLED": False,
 }
 """Settings under every test crawl; a test's own settings override them."""
+
+SCRAPY_VERSION = tuple(int(part) for part in scrapy.__version__.split(".")[:2])
+"""The installed Scrapy's (major, minor): some tests check what only some versions have."""
+
+_TWISTED_ERRORS = {
+    "CannotResolveHostError": "twisted.internet.error.DNSLookupError",
+    "DownloadTimeoutError": "twisted.internet.error.TimeoutError",
+    "ResponseDataLossError": "twisted.web._newclient.ResponseFailed",
+    "DownloadFailedError": "twisted.web._newclient.ResponseNeverReceived",
+}
+"""Scrapy 2.14+'s download errors, by the Twisted error Scrapy 2.13 raised instead."""
+
+
+def download_error(name: str) -> type[Exception]:
+    """The class the installed Scrapy raises for the download error ``name`` (2.14+'s name)."""
+    found = getattr(scrapy.exceptions, name, None)
+    if found is None:  # Scrapy 2.13
+        module, _, attribute = _TWISTED_ERRORS[name].rpartition(".")
+        found = getattr(import_module(module), attribute)
+    return cast("type[Exception]", found)
+
+
+def error_path(name: str) -> str:
+    """``download_error(name)`` as Scrapy's ``exception_type_count`` stats name it."""
+    error = download_error(name)
+    return f"{error.__module__}.{error.__qualname__}"
+
 
 CRAWL_TIMEOUT = 60.0
 """Seconds after which ``run_spider`` fails the test instead of hanging the suite."""

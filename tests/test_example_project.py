@@ -19,6 +19,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+CRAWL_TESTS = True
+"""Real crawls: run on the oldest supported Scrapy too (see conftest.py)."""
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = REPO_ROOT / "example_project"
 

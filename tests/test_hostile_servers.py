@@ -24,6 +24,7 @@ from crawling import (
     CrawlResult,
     RecordingSpider,
     async_test,
+    download_error,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
@@ -343,7 +344,9 @@ async def test_a_tls_failure_is_unreachable(mockserver: MockServer, server: str)
         assert isinstance(exc, IgnoreRequest)
         assert str(exc).startswith("robots.txt unreachable: ")
     assert stat(result, "unreachable") == 2
-    expected = "DownloadTimeoutError" if server == "mockserver" else "DownloadFailedError"
+    expected = download_error(
+        "DownloadTimeoutError" if server == "mockserver" else "DownloadFailedError"
+    ).__name__
     exceptions = [k for k in result.stats if k.startswith("robotrules/exception_count/")]
     assert exceptions == [f"robotrules/exception_count/{expected}"]
     assert not [k for k in result.stats if k.startswith("robotrules/response_status_count/")]

@@ -206,15 +206,20 @@ class StoppingSpider(RecordingSpider):
 
     async def start(self) -> AsyncIterator[Request]:
         if self.stop_after is not None:
-            get_reactor().callLater(
-                self.stop_after, lambda: deferred_from_coro(self.crawler.stop_async())
-            )
+            get_reactor().callLater(self.stop_after, self.stop)
         for url in self.urls:
             # A spider method as callback: the request can be saved in JOBDIR.
             yield Request(url, callback=self.parse)
 
     def parse(self, response: Response) -> None:  # type: ignore[override]
         pass
+
+    def stop(self) -> None:
+        stop_async = getattr(self.crawler, "stop_async", None)  # Scrapy 2.14+
+        if stop_async is None:
+            self.crawler.stop()
+        else:
+            deferred_from_coro(stop_async())
 
 
 @async_test
