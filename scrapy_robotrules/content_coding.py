@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
-    from scrapy import Request
+    from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
@@ -51,7 +51,10 @@ class RobotsBodyMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls()
 
-    def process_response(self, request: Request, response: Response) -> Response:
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        # ``spider``: Scrapy before 2.14 passes it; later versions do not.
         if not request.meta.get(ROBOTS_META):
             return response
         codings = _codings(response.headers.getlist(b"Content-Encoding"))
