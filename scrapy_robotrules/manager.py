@@ -376,7 +376,7 @@ class RobotsManager:
             self._waiting -= 1
             if self._parked.pop(id(waiter), None) is None:
                 return  # taken by a closing scheduler
-            engine = self.crawler.engine
+            engine = compat.engine(self.crawler)
             if engine is None or engine.spider is None:
                 # The crawl is over; nothing can take it any more.
                 self.count("lost_at_close")
