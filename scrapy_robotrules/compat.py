@@ -1,6 +1,6 @@
 """Every reach into Scrapy beyond its documented, stable API, in one place.
 
-The package supports Scrapy 2.13 to the newest release (see README.rst,
+The package supports Scrapy 2.13.4 to the newest release (see README.rst,
 "Compatibility"). What changed between those versions, and what only a
 private or undocumented attribute gives, is read here and nowhere else;
 ``tests/test_compat.py`` checks each function against the installed
