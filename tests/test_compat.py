@@ -182,6 +182,45 @@ async def test_a_slot_varies_its_delay_by_the_jitter_the_settings_give(
 
 
 @async_test
+async def test_a_slots_jitter_is_limited_and_its_delays_follow(mockserver: MockServer) -> None:
+    seen: dict[str, Any] = {}
+
+    async def probe(crawler: Crawler, response: Response) -> None:
+        slot = compat.download_slot(crawler, response.request)  # type: ignore[arg-type]
+        assert isinstance(slot, Slot)
+        seen["kept"] = compat.limit_jitter(slot, 0.1)
+        seen["after"] = compat.slot_jitter(slot)
+        seen["delays"] = [slot.download_delay() for _ in range(400)]
+
+    # Scrapy's default: +-50%.
+    await probe_crawl(mockserver, probe, {"DOWNLOAD_DELAY": 0.01})
+    kept = seen["kept"]
+    assert kept == seen["after"] <= 0.1  # 0.1, or 0 where slots know only on/off
+    assert min(seen["delays"]) >= 0.01 * (1 - kept) - 1e-12
+    assert max(seen["delays"]) <= 0.01 * (1 + kept) + 1e-12
+
+
+@async_test
+async def test_the_crawl_is_closing_once_a_stop_begins(mockserver: MockServer) -> None:
+    seen: list[bool] = []
+
+    async def probe(crawler: Crawler, response: Response) -> None:
+        seen.append(compat.crawl_closing(crawler))
+        if hasattr(crawler, "stop_async"):
+            stopping = deferred_from_coro(crawler.stop_async())
+        else:  # Scrapy before 2.14
+            stopping = crawler.stop()
+        await compat.sleep(0)  # the stop runs as a task under asyncio
+        seen.append(compat.crawl_closing(crawler))
+        del stopping
+
+    crawler = await probe_crawl(mockserver, probe)
+    assert seen == [False, True]
+    assert compat.crawl_closing(crawler)  # and once closed
+    assert not compat.crawl_closing(get_crawler(settings_dict={}))  # before any crawl
+
+
+@async_test
 async def test_a_request_watched_in_a_slot_counts_as_active_there(mockserver: MockServer) -> None:
     seen: dict[str, Any] = {}
 
