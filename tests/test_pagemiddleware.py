@@ -29,9 +29,8 @@ from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response, TextResponse
 from scrapy.settings import Settings
-from scrapy.utils.misc import load_object
 
-from scrapy_robotrules import Addon, PageDirectives
+from scrapy_robotrules import Addon, PageDirectives, compat
 from scrapy_robotrules.pagemiddleware import META_KEY, PageDirectivesMiddleware
 from scrapy_robotrules.settings import RobotRulesConfig, RobotRulesSettingError
 
@@ -337,9 +336,8 @@ async def test_without_robotstxt_obey_nothing_is_read(mockserver: MockServer) ->
 def test_the_addon_enables_the_page_middleware() -> None:
     settings = Settings()
     Addon().update_settings(settings)
-    merged = settings.get_component_priority_dict_with_base("SPIDER_MIDDLEWARES")
-    found = {load_object(key): value for key, value in merged.items()}
-    assert found[PageDirectivesMiddleware] == 950
+    priority = compat.component_priority(settings, "SPIDER_MIDDLEWARES", PageDirectivesMiddleware)
+    assert priority == 950
 
 
 @pytest.mark.parametrize(
