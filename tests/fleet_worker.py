@@ -120,7 +120,10 @@ def stop_when_parked(crawler: Crawler, count: int) -> None:
         assert crawler.stats is not None
         if crawler.stats.get_value("robotrules/parked", 0) >= count:
             watch.stop()
-            deferred_from_coro(crawler.stop_async())
+            if hasattr(crawler, "stop_async"):
+                deferred_from_coro(crawler.stop_async())
+            else:  # Scrapy before 2.14
+                crawler.stop()
 
     watch = LoopingCall(check)
     watch.start(0.05)
