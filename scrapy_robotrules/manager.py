@@ -1162,9 +1162,14 @@ class RobotsManager:
         return compat.download_slot(self.crawler, request)
 
     def close(self) -> None:
-        """Cancel the timers of every origin (the spider is closed); close the store."""
+        """Cancel the timers of every origin (the spider is closed); close the store.
+
+        The overflow directory goes too: by now the closing scheduler took
+        what waited there (saved with JOBDIR, else counted lost).
+        """
         for state in self._origins.values():
             state.cancel_timers()
+        self._overflow_dir.remove()
         if self.fleet is not None:
             self.fleet.close()
 

@@ -27,6 +27,8 @@ from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 from test_middleware import OURS, PRIVATE, stat
 
+from scrapy_robotrules.manager import RobotsManager
+
 CRAWL_TESTS = True
 
 ONE_PLACE = {**OURS, "CONCURRENT_REQUESTS": 1, "DOWNLOAD_TIMEOUT": 20.0}
@@ -126,8 +128,10 @@ async def test_waiting_requests_past_the_per_origin_cap_take_no_download_place(
     result = await run_spider(SavableSpider, settings, start_urls=[*slow, *fast])
     assert released[0], "fast.test's pages waited behind slow.test's overflow"
     assert sorted(result.crawled) == sorted(slow + fast)
-    # Five waited in memory, the other 35 on disk.
+    # Five waited in memory, the other 35 on disk, in a directory gone with the crawl.
     assert stat(result, "parked/disk/max") == 35
+    manager = RobotsManager.for_crawler(result.crawler)
+    assert manager._overflow_dir._path is None
     assert stat(result, "parked/memory") == 0
     assert stat(result, "offered") == stat(result, "allowed") == 50
     assert identity_holds(result)
