@@ -19,10 +19,12 @@ from crawling import (
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
+    when,
 )
 from mockserver import MockServer, Reply
 from test_accounting import identity_holds
 from test_usage_crawl import HTML, SETTINGS, UsageSpider, html
+from twisted.internet.defer import ensureDeferred
 
 from scrapy_robotrules.usage import TDMREP_FILE
 
@@ -187,3 +189,39 @@ async def test_a_stored_file_is_not_fetched_again_while_fresh(
     assert "robotrules/usage/tdmrep/request_count" not in second.stats
     assert second.spider.views["/open/a"].state("tdm") == "allowed"
     assert identity_holds(second)
+
+
+@async_test
+async def test_a_fleet_fetches_the_file_once(mockserver: MockServer, redis_server: Any) -> None:
+    """Two crawlers on one Redis server: one fetches tdmrep.json, the other takes its record."""
+    settings = {"ROBOTRULES_STORE": redis_server.url}
+    mockserver.set_robots(HOST, Reply(body=b"User-agent: *\nAllow: /\n"))
+    mockserver.set_page(HOST, TDMREP, Reply(hang=True))
+    for path, reply in PAGES.items():
+        mockserver.set_page(HOST, path, reply)
+
+    def answer() -> None:
+        mockserver.set_page(HOST, TDMREP, Reply(body=FILE, headers=JSON))
+        mockserver.release(HOST, Reply(body=FILE, headers=JSON), path=TDMREP)
+
+    # The file is held until one crawler asks for it: the other meanwhile waits
+    # on the lease or, later, finds the record.
+    fired = when(lambda: mockserver.holding(HOST, TDMREP) == 1, answer)
+    urls = [mockserver.url(HOST, path) for path in PAGES]
+    runs = [
+        ensureDeferred(
+            run_spider(UsageSpider, {**SETTINGS, **TDM_SETTINGS, **settings}, start_urls=urls)
+        )
+        for _ in range(2)
+    ]
+    results: list[CrawlResult[UsageSpider]] = [await run for run in runs]
+    assert fired[0]
+    assert tdmrep_fetches(mockserver) == 1
+    assert sorted(r.stats.get("robotrules/usage/tdmrep/request_count", 0) for r in results) == [
+        0,
+        1,
+    ]
+    assert sorted(r.stats.get("robotrules/usage/tdmrep/stored", 0) for r in results) == [0, 1]
+    for result in results:
+        assert result.stats["robotrules/usage/tdmrep/forbidden"] == 2
+        assert identity_holds(result)
