@@ -184,6 +184,23 @@ class CachedStore:
         while len(self._unsaved) > UNSAVED_LIMIT:
             self._unsaved.popitem(last=False)
 
+    # Records of other files (tdmrep.json), by their own keys: no parsed cache here.
+
+    def load_record(self, key: str) -> Record | None:
+        """The backend's record under ``key``; ``None`` if none or no answer."""
+        record = self._ask("load", lambda: self.backend.load(key))
+        return record if isinstance(record, Record) else None
+
+    def save_record(self, record: Record) -> None:
+        """Save ``record`` under its key; kept to be written back while the backend is down."""
+        if self._ask("save", lambda: self.backend.save(record)) is not FAILED:
+            self._unsaved.pop(record.origin, None)
+            return
+        self._unsaved[record.origin] = record
+        self._unsaved.move_to_end(record.origin)
+        while len(self._unsaved) > UNSAVED_LIMIT:
+            self._unsaved.popitem(last=False)
+
     def delete(self, origin: str) -> None:
         self.local.delete(origin)
         self._checked.pop(origin, None)

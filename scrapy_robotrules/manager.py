@@ -62,8 +62,9 @@ from .overflow import DiskOverflow, OverflowDirectory
 from .robotparser import RobotParser
 from .robotstxt import Decision, RobotsTxt, is_robots_path
 from .settings import MAX_RETRY_DELAY, RobotRulesConfig, crawl_config, named_for_robots
+from .tdmrepfetch import TDMREP_REFUSAL, TdmRepFiles
 from .urls import origin_of, request_path
-from .usage import USAGE_REFUSAL, refuse_purposes
+from .usage import TDM, USAGE_REFUSAL, refuse_purposes
 
 if TYPE_CHECKING:
     from scrapy.core.downloader import Slot
@@ -292,6 +293,7 @@ class _Origin:
         "name",
         "parked",
         "retry_call",
+        "robots_due",
         "robots_url",
         "timeout_call",
         "trigger",
@@ -305,6 +307,8 @@ class _Origin:
         self.trigger = trigger
         """The latest request that needed this origin: robots.txt fetches copy its meta."""
         self.fetching = False
+        self.robots_due = False
+        """The next fetch is of robots.txt too (else of tdmrep.json only)."""
         self.waiters: list[Deferred[Entry | None]] = []
         self.parked = 0
         """How many of the waiters are parked requests (outside scheduler and downloader)."""
@@ -364,6 +368,8 @@ class RobotsManager:
         self.summary_lines: list[Callable[[], str | None]] = []
         """More lines for the closing summary (the page directives add theirs)."""
         self._origins: dict[str, _Origin] = {}
+        self.tdmrep = TdmRepFiles(self) if TDM in config.purposes else None
+        """The origins' tdmrep.json, fetched after robots.txt when the crawl declares ``tdm``."""
         self._politeness: dict[str, _Politeness] = {}
         self._running: set[Deferred[None]] = set()
         self._waiting = 0
@@ -602,6 +608,13 @@ class RobotsManager:
             # --- usage preferences (usage.py): a purpose robots.txt refuses drops the request.
             if self.config.purposes and decision.allowed and entry.robots is not None:
                 decision = refuse_purposes(entry.robots, decision, self.config.purposes)
+            if self.tdmrep is not None and decision.allowed:  # tdmrepfetch.py
+                tdm = self.tdmrep.entry(origin)
+                if tdm is None or not tdm.is_fresh(now):
+                    self._fetch(self._state(origin, request), request, robots=False)
+                if tdm is None:
+                    return None  # waits for the origin's tdmrep.json, as for its robots.txt
+                decision = self.tdmrep.refuse(tdm, decision)
             # --- end usage preferences
             return decision
         # Unreachable and no earlier rules: the origin is disallowed for now.
@@ -679,12 +692,18 @@ class RobotsManager:
 
     # Fetching.
 
-    def _fetch(self, state: _Origin, request: Request, *, refresh: bool = False) -> None:
-        """Start fetching the robots.txt of ``state``, unless a fetch is under way."""
+    def _fetch(
+        self, state: _Origin, request: Request, *, refresh: bool = False, robots: bool = True
+    ) -> None:
+        """Start fetching the robots.txt of ``state``, unless a fetch is under way.
+
+        ``robots=False``: only its tdmrep.json is due (see :mod:`.tdmrepfetch`).
+        """
         state.trigger = request
         if state.fetching or self.closing():
             return
         state.fetching = True
+        state.robots_due = robots
         if state.retry_call is not None:
             state.retry_call.cancel()
             state.retry_call = None
@@ -702,10 +721,18 @@ class RobotsManager:
     async def _run_fetch(self, state: _Origin) -> None:
         entry: Entry | None = None
         try:
-            if self.fleet is not None:
+            if not state.robots_due:
+                entry = self.db.entry(state.robots_url)
+            elif self.fleet is not None:
                 entry = await self._fleet_fetch(state)
             else:
                 entry = await self._fetch_and_store(state)
+            # tdmrep.json next, when due and robots.txt lets some request through.
+            deciding = entry is not None and (
+                entry.robots is not None or entry.outcome is Outcome.ALLOW_ALL
+            )
+            if deciding and self.tdmrep is not None and self.tdmrep.due(state.name):
+                await self.tdmrep.fetch(state.name, state.trigger)
         except _Closing:
             pass  # the waiters wake without rules: saved, lost or dropped as the crawl closes
         finally:
@@ -823,7 +850,7 @@ class RobotsManager:
         await maybe_deferred_to_future(self._fetch_places.acquire())
         return _Place(self._fetch_places)
 
-    def _robots_request(self, url: str, trigger: Request) -> Request:
+    def _robots_request(self, url: str, trigger: Request, maxsize: int | None = None) -> Request:
         meta: dict[str, Any] = {
             "dont_obey_robotstxt": True,
             ROBOTS_REQUEST: True,
@@ -835,7 +862,7 @@ class RobotsManager:
             # far larger than that is refused early, before it fills memory,
             # and counts as unreachable. A compressed one is unpacked here,
             # only as far as it is read (content_coding).
-            "download_maxsize": self._download_maxsize,
+            "download_maxsize": self._download_maxsize if maxsize is None else maxsize,
             ROBOTS_META: True,
         }
         for key in ("proxy", "download_slot"):
@@ -849,27 +876,33 @@ class RobotsManager:
             callback=NO_CALLBACK,
         )
 
-    async def _download(self, robots_url: str, trigger: Request) -> _Fetched:
-        """Fetch ``robots_url`` through the engine, following up to 5 redirects."""
+    async def _download(
+        self, robots_url: str, trigger: Request, *, prefix: str = "", maxsize: int | None = None
+    ) -> _Fetched:
+        """Fetch ``robots_url`` through the engine, following up to 5 redirects.
+
+        Also tdmrep.json's fetch: its stats under ``prefix``, its own ``maxsize``.
+        """
         url = robots_url
+        file = robots_url.rpartition("/")[2]  # robots.txt or tdmrep.json
         for hop in range(MAX_REDIRECTS + 1):
             place = await self._fetch_place()
             if self.closing():
                 place.give_up()
                 raise _Closing
-            self._inc("request_count")
+            self._inc(f"{prefix}request_count")
             try:
                 try:
                     with _own_allowance(self.crawler):
                         response = await compat.download(
-                            self.crawler, self._robots_request(url, trigger)
+                            self.crawler, self._robots_request(url, trigger, maxsize)
                         )
                 finally:
                     place.give_up()
             except Exception as exc:
-                self._inc(f"exception_count/{type(exc).__name__}")
+                self._inc(f"{prefix}exception_count/{type(exc).__name__}")
                 return _Fetched(None, url, exc)
-            self._inc(f"response_status_count/{response.status}")
+            self._inc(f"{prefix}response_status_count/{response.status}")
             location = response.headers.get(b"Location")
             if not (300 <= response.status < 400 and location and hop < MAX_REDIRECTS):
                 # More than 5 redirects leaves a 3xx here: no robots.txt (SPEC 8).
@@ -878,15 +911,15 @@ class RobotsManager:
             if urlsplit(target).scheme not in ("http", "https"):
                 # Not followed: the 3xx stays final, which means no robots.txt.
                 logger.debug(
-                    "robots.txt redirect (%(status)d) to a non-HTTP URL %(target)s from %(url)s:"
+                    "%(file)s redirect (%(status)d) to a non-HTTP URL %(target)s from %(url)s:"
                     " not followed",
-                    {"status": response.status, "target": target, "url": url},
+                    {"file": file, "status": response.status, "target": target, "url": url},
                     extra={"spider": self.crawler.spider},
                 )
                 return _Fetched(response, url, None)
             logger.debug(
-                "robots.txt redirect (%(status)d) to %(target)s from %(url)s",
-                {"status": response.status, "target": target, "url": url},
+                "%(file)s redirect (%(status)d) to %(target)s from %(url)s",
+                {"file": file, "status": response.status, "target": target, "url": url},
                 extra={"spider": self.crawler.spider},
             )
             url = target
@@ -1195,6 +1228,8 @@ class RobotsManager:
             self.count("forbidden")
             if USAGE_REFUSAL in exc.reason:  # usage preferences (usage.py)
                 self.stats.inc_value(f"{STATS_PREFIX}usage/forbidden")
+                if TDMREP_REFUSAL in exc.reason:
+                    self.stats.inc_value(f"{STATS_PREFIX}usage/tdmrep/forbidden")
             logger.debug(
                 "Forbidden by robots.txt: %(request)s %(reason)s",
                 {"request": request, "reason": exc.reason},

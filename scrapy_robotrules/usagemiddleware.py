@@ -26,6 +26,7 @@ from scrapy.http import HtmlResponse
 from .manager import RobotsManager
 from .pagehtml import head_metas
 from .pagemiddleware import _shown
+from .urls import origin_of
 from .usage import UNKNOWN, Statement, UsageView, header_statements, robots_statements, usage_view
 
 if TYPE_CHECKING:
@@ -76,12 +77,23 @@ class UsagePreferencesMiddleware:
         statements += header_statements(
             headers.getlist(b"Content-Usage"), headers.getlist(b"Content-Signal")
         )
+        tdm = None
+        if self.manager.tdmrep is not None:
+            try:
+                tdm_entry = self.manager.tdmrep.entry(origin_of(url))
+            except ValueError:
+                tdm_entry = None
+            if tdm_entry is not None:
+                tdm = tdm_entry.rep()
+                if tdm_entry.unknown:  # downloaded while its tdmrep.json was unreachable
+                    self.stats.inc_value(f"{STATS_PREFIX}tdmrep/unknown")
         metas: list[tuple[str, str]] = []
         if isinstance(response, HtmlResponse):
             metas = head_metas(response.body, response.encoding, self.config.page_max_html)
         view = usage_view(
             url,
             statements,
+            tdm=tdm,
             tdm_headers=(headers.getlist(b"tdm-reservation"), headers.getlist(b"tdm-policy")),
             metas=metas,
             notes=notes,
