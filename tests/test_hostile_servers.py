@@ -344,11 +344,16 @@ async def test_a_tls_failure_is_unreachable(mockserver: MockServer, server: str)
         assert isinstance(exc, IgnoreRequest)
         assert str(exc).startswith("robots.txt unreachable: ")
     assert stat(result, "unreachable") == 2
-    expected = download_error(
-        "DownloadTimeoutError" if server == "mockserver" else "DownloadFailedError"
-    ).__name__
+    # The plain server fails the handshake at once; the mock server mostly lets
+    # it time out, but was seen to close the connection first under load (what
+    # its HTTP parser makes of the TLS hello's random bytes varies).
+    names = ["DownloadFailedError"]
+    if server == "mockserver":
+        names.append("DownloadTimeoutError")
+    expected = {f"robotrules/exception_count/{download_error(n).__name__}" for n in names}
     exceptions = [k for k in result.stats if k.startswith("robotrules/exception_count/")]
-    assert exceptions == [f"robotrules/exception_count/{expected}"]
+    assert len(exceptions) == 1
+    assert set(exceptions) <= expected
     assert not [k for k in result.stats if k.startswith("robotrules/response_status_count/")]
     assert stat(result, "origins/unreachable") == 1
     assert result.messages(
