@@ -1,12 +1,14 @@
 """Shared helpers for the benchmark scripts in this directory.
 
 The scripts are run from a checkout (``python benchmarks/<script>.py``); this
-module finds the shared robots.txt corpus, makes the checkout's
-``scrapy_robotrules`` importable, times code and prints plain-text tables.
+module finds the robots.txt corpus, makes the checkout's ``scrapy_robotrules``
+importable, times code and prints plain-text tables.
 
-The corpus lives in ``<shared>/corpus``, where ``<shared>`` is the directory
-``shared`` next to the repository root, or the directory named by the
-environment variable ``ROBOTRULES_SHARED``.
+The full corpus (3,000 files) lives in ``<shared>/corpus``, where
+``<shared>`` is the directory ``shared`` next to the repository root, or the
+directory named by the environment variable ``ROBOTRULES_SHARED``. Without
+it, the benchmarks use the repository's part of it (``tests/data/corpus.tar.gz``,
+600 files) and say so in their output (:attr:`Corpus.source`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import importlib.metadata
 import os
 import platform
 import sys
+import tarfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,10 +30,11 @@ T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_ENV_VAR = "ROBOTRULES_SHARED"
+SUBSET_ARCHIVE = Path("tests") / "data" / "corpus.tar.gz"
 
 
 class CorpusNotFoundError(RuntimeError):
-    """The shared corpus directory does not exist or is incomplete."""
+    """Neither the shared corpus nor the repository's part of it can be read."""
 
 
 # --------------------------------------------------------------------------
@@ -52,8 +56,8 @@ def corpus_dir() -> Path:
     missing = [name for name in ("robots", "urls.tsv") if not (path / name).exists()]
     if missing:
         raise CorpusNotFoundError(
-            f"robots.txt corpus not found at {path} (missing: {', '.join(missing)}); "
-            f"set {SHARED_ENV_VAR} to the directory that contains 'corpus/'"
+            f"the full robots.txt corpus is not at {path} (missing: {', '.join(missing)}; "
+            f"set {SHARED_ENV_VAR} to the directory that contains 'corpus/')"
         )
     return path
 
@@ -71,7 +75,8 @@ class RobotsFile:
 class Corpus:
     """The loaded corpus: files, and the URLs to check against them."""
 
-    root: Path
+    source: str
+    """Which corpus: the full shared one, or the repository's part (for the output)."""
     files: list[RobotsFile]
     # (index into ``files``, URL) in the order of urls.tsv
     urls: list[tuple[int, str]]
@@ -92,6 +97,49 @@ def spread_subset(names: Sequence[str], limit: int | None) -> list[str]:
     return [names[int(i * step)] for i in range(limit)]
 
 
+def _read_shared() -> tuple[str, dict[str, bytes], list[tuple[str, str]]]:
+    """(source, file name -> body, (file name, URL) rows) of the full shared corpus."""
+    root = corpus_dir()
+    bodies = {p.name: p.read_bytes() for p in sorted((root / "robots").iterdir()) if p.is_file()}
+    rows: list[tuple[str, str]] = []
+    with (root / "urls.tsv").open(encoding="utf-8", newline="") as fh:
+        header = fh.readline().rstrip("\r\n").split("\t")
+        if header[:2] != ["file", "url"]:
+            raise CorpusNotFoundError(f"unexpected header in urls.tsv: {header!r}")
+        for raw_line in fh:
+            line = raw_line.rstrip("\r\n")
+            if line:
+                name, url = line.split("\t", 1)
+                rows.append((name, url))
+    return f"the full shared corpus ({len(bodies):,} files)", bodies, rows
+
+
+def _read_repository_subset(why: str) -> tuple[str, dict[str, bytes], list[tuple[str, str]]]:
+    """The same, from the repository's part of the corpus (tests/corpus_subset.py)."""
+    tests = str(REPO_ROOT / "tests")
+    if tests not in sys.path:
+        sys.path.append(tests)
+    from corpus_subset import load  # the one reader of the archive
+
+    try:
+        subset = load(REPO_ROOT / SUBSET_ARCHIVE)
+    except (OSError, KeyError, tarfile.TarError) as exc:
+        raise CorpusNotFoundError(f"cannot read {SUBSET_ARCHIVE}: {exc}") from exc
+    source = (
+        f"the repository's part of the corpus ({SUBSET_ARCHIVE}, {len(subset.files):,} files), "
+        f"because {why}"
+    )
+    return source, subset.files, subset.urls
+
+
+def read_corpus() -> tuple[str, dict[str, bytes], list[tuple[str, str]]]:
+    """The full shared corpus when it is there, else the repository's part of it."""
+    try:
+        return _read_shared()
+    except CorpusNotFoundError as exc:
+        return _read_repository_subset(str(exc))
+
+
 def load_corpus(limit: int | None = None) -> Corpus:
     """Read the corpus into memory.
 
@@ -99,37 +147,28 @@ def load_corpus(limit: int | None = None) -> Corpus:
     names, so that large and odd files are still represented) and their URLs
     are loaded.
     """
-    root = corpus_dir()
-    all_names = sorted(p.name for p in (root / "robots").iterdir() if p.is_file())
+    source, bodies, rows = read_corpus()
+    all_names = sorted(bodies)
     names = spread_subset(all_names, limit)
     index = {name: i for i, name in enumerate(names)}
 
     urls: list[tuple[int, str]] = []
     origins: dict[int, str] = {}
-    with (root / "urls.tsv").open(encoding="utf-8", newline="") as fh:
-        header = fh.readline().rstrip("\r\n").split("\t")
-        if header[:2] != ["file", "url"]:
-            raise CorpusNotFoundError(f"unexpected header in urls.tsv: {header!r}")
-        for raw_line in fh:
-            line = raw_line.rstrip("\r\n")
-            if not line:
-                continue
-            name, url = line.split("\t", 1)
-            i = index.get(name)
-            if i is None:
-                continue
-            urls.append((i, url))
-            if i not in origins:
-                parts = urlsplit(url)
-                origins[i] = f"{parts.scheme}://{parts.netloc}"
+    for name, url in rows:
+        i = index.get(name)
+        if i is None:
+            continue
+        urls.append((i, url))
+        if i not in origins:
+            parts = urlsplit(url)
+            origins[i] = f"{parts.scheme}://{parts.netloc}"
 
     files = []
     for i, name in enumerate(names):
         host = name.removesuffix(".txt")
         origin = origins.get(i, f"https://{host}")
-        body = (root / "robots" / name).read_bytes()
-        files.append(RobotsFile(name=name, robots_url=f"{origin}/robots.txt", body=body))
-    return Corpus(root=root, files=files, urls=urls, total_files=len(all_names))
+        files.append(RobotsFile(name=name, robots_url=f"{origin}/robots.txt", body=bodies[name]))
+    return Corpus(source=source, files=files, urls=urls, total_files=len(all_names))
 
 
 # --------------------------------------------------------------------------

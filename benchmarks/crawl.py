@@ -116,14 +116,13 @@ from typing import Any
 
 from _common import (
     REPO_ROOT,
-    CorpusNotFoundError,
     Row,
-    corpus_dir,
     distribution_version,
     environment,
     fmt_bytes,
     fmt_ratio,
     fmt_seconds,
+    load_corpus,
     progress,
     ratio,
     render_table,
@@ -486,8 +485,8 @@ def worker(argv: Sequence[str]) -> int:
 def measure_origins(origins: int) -> dict[str, Any]:
     from scrapy_robotrules import RobotRules
 
-    robots = corpus_dir() / "robots"
-    bodies = [p.read_bytes() for p in sorted(robots.iterdir()) if p.is_file()]
+    corpus = load_corpus()
+    bodies = [f.body for f in corpus.files]
     rules = RobotRules("examplebot", capacity=None)
     per_origin: list[int] = []
     started = time.perf_counter()
@@ -505,6 +504,7 @@ def measure_origins(origins: int) -> dict[str, Any]:
         "origins": origins,
         "held": len(rules),
         "files": len(bodies),
+        "corpus": corpus.source,
         "median": statistics.median(per_origin),
         "p10": deciles[0],
         "p90": deciles[-1],
@@ -1138,18 +1138,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     memory: dict[str, Any] | None = None
     if not args.no_memory:
         progress(f"memory per cached origin ({args.origins:,} origins) ...")
-        try:
-            corpus_dir()
-        except CorpusNotFoundError as exc:
-            failures.append(f"memory: {exc}")
-        else:
-            memory, err = run_worker(["memory", f"--origins={args.origins}"], timeout=900)
-            if memory is None:
-                failures.append(f"memory: {err}")
+        memory, err = run_worker(["memory", f"--origins={args.origins}"], timeout=900)
+        if memory is None:
+            failures.append(f"memory: {err}")
         if memory is not None:
             print(
                 f"memory per cached origin: {memory['held']:,} origins in one RobotRules "
-                f"({memory['files']:,} corpus files in turn), each origin measured: "
+                f"({memory['files']:,} corpus files in turn, from {memory['corpus']}), "
+                "each origin measured: "
                 f"median {memory['median']:.0f} B/origin "
                 f"(p10 {memory['p10']:.0f}, p90 {memory['p90']:.0f}, "
                 f"overall mean {memory['mean']:.0f}); filled in {memory['seconds']:.1f} s "

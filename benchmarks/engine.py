@@ -802,6 +802,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"corpus:   {len(corpus.files):,} of {corpus.total_files:,} files "
         f"({fmt_bytes(corpus.total_bytes)}), {len(corpus.urls):,} URLs x {len(AGENTS)} agents "
         f"({', '.join(AGENTS)}) = {nchecks:,} checks per tool",
+        f"          from {corpus.source}",
     ]
     print("\n".join(header), flush=True)
     if ours_problem is not None:
@@ -829,6 +830,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "quick": args.quick,
                 "files": len(corpus.files),
                 "corpus_files": corpus.total_files,
+                "corpus_source": corpus.source,
                 "corpus_bytes": corpus.total_bytes,
                 "urls": len(corpus.urls),
                 "agents": list(AGENTS),

@@ -6,6 +6,13 @@ enables :class:`~scrapy_robotrules.RobotRulesExtension`. If the project
 moved the built-in, the middleware takes its place there. A priority (or
 ``None``) the project gave either class of this package itself stays as it
 is. ``ROBOTSTXT_OBEY`` remains the switch.
+
+The add-on also checks the ``ROBOTRULES_*`` settings of the process as soon
+as its ``CrawlerProcess`` (or runner) is built, before any crawl: a bad
+value ends the program there with one line and exit status 1, as a
+command-line usage error does. Scrapy gives no other way out of a
+``CrawlerProcess`` script with a non-zero status: a crawl that fails to
+start lets ``process.start()`` return normally.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from scrapy.utils.misc import load_object
 
 from .extension import RobotRulesExtension
 from .middleware import RobotRulesMiddleware
+from .settings import RobotRulesConfig, RobotRulesSettingError
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -38,6 +46,22 @@ def _priority_of(settings: BaseSettings, name: str, cls: type) -> int | None:
 
 class Addon:
     """Swaps Scrapy's robots.txt middleware for this package's middleware and extension."""
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        """Stop a program whose settings are bad before it starts any crawl (Scrapy 2.13+).
+
+        Only what the process settings decide is checked here; spiders
+        (``custom_settings``, ``robotrules_*`` attributes) are checked when
+        their crawl starts, and their agent then.
+        """
+        if not settings.getbool("ROBOTSTXT_OBEY"):
+            return
+        try:
+            RobotRulesConfig.from_settings(settings, agent=False)
+        except RobotRulesSettingError as error:
+            # SystemExit prints its message, without a traceback, and exits with status 1.
+            raise SystemExit(f"scrapy-robotrules: {error}") from None
 
     def update_settings(self, settings: BaseSettings) -> None:
         name = "DOWNLOADER_MIDDLEWARES"

@@ -3,7 +3,8 @@
 SPEC 3. ``token`` (RFC 9309 §2.2.1): every group naming the crawler's product
 token applies, merged; else every ``*`` group. ``substring`` (the 1994 text as
 WWW::RobotRules reads it): the first group whose name is a substring of the
-crawler's token applies alone; else every ``*`` group.
+crawler's token applies alone (an empty name is a substring of every token);
+else every ``*`` group.
 """
 
 from __future__ import annotations
@@ -59,16 +60,18 @@ def select(group_tokens: Sequence[tuple[str, ...]], agent: str, style: str) -> t
     """Indexes of the groups that apply to ``agent``, in file order.
 
     ``group_tokens`` holds each group's reduced ``User-agent`` tokens. An
-    empty token names no crawler.
+    empty one is a substring of every token, so in ``substring`` style it
+    applies to every crawler (as in WWW::RobotRules and urllib.robotparser);
+    in ``token`` style it names none.
     """
     token = product_token(agent)
-    if token:
-        if style == TOKEN:
+    if style == TOKEN:
+        if token:
             chosen = tuple(i for i, names in enumerate(group_tokens) if token in names)
             if chosen:
                 return chosen
-        else:
-            for i, names in enumerate(group_tokens):
-                if any(name and name != WILDCARD and name in token for name in names):
-                    return (i,)
+    else:
+        for i, names in enumerate(group_tokens):
+            if any(name != WILDCARD and name in token for name in names):
+                return (i,)
     return tuple(i for i, names in enumerate(group_tokens) if WILDCARD in names)

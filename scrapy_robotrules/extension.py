@@ -12,6 +12,11 @@
   requests hold no ``CONCURRENT_REQUESTS`` slot, so a slow robots.txt
   delays its own site only. The downloader middleware stays the final
   gate for requests that never pass the scheduler.
+- A request dropped there without an errback is told of (``request_dropped``)
+  on the loop's next turn: one that has an errback by then goes on to the
+  downloader middleware, which raises why, so the errback hears it.
+  Scrapy's shell gives its ``fetch()`` request the errback it waits on only
+  once ``engine.crawl()`` has returned.
 - The spider stays open while requests are parked or fetches run; a
   scheduler about to close (``JOBDIR`` crawls stopped mid-way) is handed
   the parked requests first, so they are saved with the rest.
@@ -25,8 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.utils.asyncio import call_later
 
-from .manager import RobotsManager, RobotsTxtForbidden, RobotsTxtUnreachable
+from .manager import (
+    DECIDED,
+    OFFERED,
+    PARKED,
+    RobotsManager,
+    RobotsTxtForbidden,
+    RobotsTxtUnreachable,
+)
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -38,18 +51,6 @@ __all__ = ["RobotRulesExtension"]
 
 logger = logging.getLogger(__name__)
 
-DECIDED = "robotrules_decided"
-"""Request meta key: set when the request was decided at scheduling time.
-
-``True`` when allowed; the exception to raise (``RobotsTxtForbidden`` or
-``RobotsTxtUnreachable``) when dropped but let through to the downloader so
-that its errback hears of it (the middleware raises it at once).
-"""
-OFFERED = "_robotrules_offered"
-"""Request meta key: set once a request has been counted as offered."""
-PARKED = "_robotrules_parked"
-"""Request meta key: set once a request has been counted as parked."""
-
 
 class RobotRulesExtension:
     """Keeps robots.txt crawl delays on the download slots; logs a summary at the end."""
@@ -59,6 +60,8 @@ class RobotRulesExtension:
             raise NotConfigured
         self.crawler = crawler
         self.manager = RobotsManager.for_crawler(crawler)
+        self._dropped: list[tuple[Request, RobotsTxtForbidden | RobotsTxtUnreachable]] = []
+        """Requests kept out of the scheduler, not yet told of (see ``_settle``)."""
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.request_scheduled, signal=signals.request_scheduled)
@@ -69,64 +72,80 @@ class RobotRulesExtension:
         return cls(crawler)
 
     def request_scheduled(self, request: Request, spider: Spider) -> None:
-        """Decide ``request`` before it enters the scheduler, or park it; raise to keep it out."""
+        """Decide ``request`` before it enters the scheduler, or park it; raise to keep it out.
+
+        Counted once per URL a request lineage reaches: a parked request
+        offered again, or a retry of a URL already decided, is not counted
+        again; a redirect to another URL is a new offer, decided for its own
+        origin and path.
+        """
         manager = self.manager
-        if request.meta.get(DECIDED) or not manager.checks(request):
-            return
-        if not request.meta.get(OFFERED):
-            request.meta[OFFERED] = True
+        meta = request.meta
+        url = request.url
+        if meta.get(OFFERED) != url:
+            meta[OFFERED] = url
             manager.count("offered")
+            if not manager.checks(request):
+                manager.count("unchecked")
+                return
+        elif meta.get(DECIDED) is not None or not manager.checks(request):
+            return  # decided (or unchecked) for this URL already
         try:
             decision = manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
-            self._drop(request, spider, exc)
+            self._drop(request, exc)
             return
         if decision is None:
             if manager.park(request):
-                if not request.meta.get(PARKED):
-                    request.meta[PARKED] = True
+                if meta.get(PARKED) != url:
+                    meta[PARKED] = url
                     manager.count("parked")
                 raise IgnoreRequest("parked until robots.txt is fetched")
-            return  # too many parked for this origin: the middleware waits instead
+            manager.hand_over(request)  # the crawl is closing
+            return
         if decision.allowed:
             manager.count("allowed")
-            request.meta[DECIDED] = True
+            meta[DECIDED] = url
             return
-        self._drop(request, spider, RobotsTxtForbidden(decision.reason))
+        self._drop(request, RobotsTxtForbidden(decision.reason))
 
-    def _duplicate(self, request: Request) -> bool:
-        """Whether a request about to be dropped is a duplicate the scheduler would filter.
-
-        Asked of dropped requests only (asking records the request as seen):
-        a duplicate goes on to the scheduler, to be counted as filtered once,
-        not dropped again.
-        """
-        if request.dont_filter:
-            return False
-        scheduler = getattr(getattr(self.crawler.engine, "_slot", None), "scheduler", None)
-        dupefilter = getattr(scheduler, "df", None)
-        seen = getattr(dupefilter, "request_seen", None)
-        return bool(seen(request)) if seen is not None else False
-
-    def _drop(
-        self, request: Request, spider: Spider, exc: RobotsTxtForbidden | RobotsTxtUnreachable
-    ) -> None:
-        """Keep ``request`` out of the scheduler, or let its errback hear why."""
+    def _drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> None:
+        """Count and log the drop; keep ``request`` out of the scheduler, or tell its errback."""
+        self.manager.record_drop(request, exc)
         if request.errback is not None:
-            # The spider wants to know: the middleware drops it (and counts
-            # it) at once, with the same exception Scrapy's own middleware
-            # would have raised; a duplicate is filtered by the scheduler first.
+            # The spider wants to know: the middleware raises the same
+            # exception Scrapy's own middleware would have, at once.
             request.meta[DECIDED] = exc
             return
-        if self._duplicate(request):
-            return  # the scheduler filters it and counts it so
-        self.manager.record_drop(request, exc)
-        self.crawler.signals.send_catch_log(
-            signal=signals.request_dropped, request=request, spider=spider
-        )
+        # Whoever called engine.crawl() may give it an errback before
+        # returning to the loop: settled on the loop's next turn.
+        if not self._dropped:
+            call_later(0, self._settle)
+        self._dropped.append((request, exc))
         raise exc
 
+    def _settle(self, *, closing: bool = False) -> None:
+        """Tell of the requests kept out of the scheduler since the loop's last turn.
+
+        One given an errback meanwhile goes back to the engine, as if it had
+        had it all along: the middleware raises why (counted already). The
+        others are dropped (``request_dropped``), as are all once the crawl closes.
+        """
+        dropped, self._dropped = self._dropped, []
+        engine = self.crawler.engine
+        open_ = not closing and engine is not None and engine.spider is not None
+        for request, exc in dropped:
+            if open_ and request.errback is not None:
+                request.meta[DECIDED] = exc
+                engine.crawl(request)
+                continue
+            self.crawler.signals.send_catch_log(
+                signal=signals.request_dropped, request=request, spider=self.crawler.spider
+            )
+
     def spider_idle(self, spider: Spider) -> None:
+        # A request gone back to the engine here is in the scheduler: not idle.
+        self._settle()
         if self.manager.pending():
             raise DontCloseSpider
 
@@ -169,4 +188,6 @@ class RobotRulesExtension:
         scheduler.close = close_with_parked
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
+        self._settle(closing=True)
+        self.manager.warn_lost()
         logger.info(self.manager.summary(), extra={"spider": spider})

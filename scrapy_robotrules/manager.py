@@ -30,7 +30,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
@@ -46,6 +46,7 @@ from twisted.internet.defer import Deferred, DeferredSemaphore
 from w3lib.url import safe_url_string
 
 from . import signals
+from .agents import product_token
 from .cached_store import CachedStore
 from .database import RobotRules
 from .directives import RequestRate
@@ -56,9 +57,10 @@ from .fetch_policy import (
     outcome_for_status,
     retry_delay,
 )
+from .overflow import DiskOverflow, OverflowDirectory
 from .robotparser import RobotParser
 from .robotstxt import Decision, RobotsTxt, is_robots_path
-from .settings import MAX_RETRY_DELAY, RobotRulesConfig
+from .settings import MAX_RETRY_DELAY, RobotRulesConfig, crawl_config, named_for_robots
 from .urls import origin_of, request_path
 
 if TYPE_CHECKING:
@@ -76,12 +78,53 @@ logger = logging.getLogger(__name__)
 ROBOTS_PRIORITY = 1000
 """Priority of robots.txt requests, as Scrapy's own middleware gives them."""
 
+DECIDED = "robotrules_decided"
+"""Request meta key: what the request was decided for.
+
+The URL it was allowed for (a retry of that URL carries the decision; a
+redirect to another URL is decided again, for its own origin and path), or
+the exception to raise (``RobotsTxtForbidden`` or ``RobotsTxtUnreachable``)
+when dropped but let through to the downloader so that its errback hears of
+it (the middleware raises it at once; it was counted when decided).
+"""
+OFFERED = "_robotrules_offered"
+"""Request meta key: the URL for which the request was counted as offered."""
+PARKED = "_robotrules_parked"
+"""Request meta key: the URL for which the request was counted as parked."""
+
 STATS_PREFIX = "robotrules/"
 DOWNLOAD_SIZE_FACTOR = 10
 """A robots.txt body, decompressed, may be this many times ROBOTRULES_MAX_SIZE before
 the download is refused (``download_maxsize``): beyond, it counts as unreachable."""
 _UNCHECKED_SCHEMES = ("data", "file")
 _EMPTY = RobotsTxt.parse(b"")
+
+
+ROBOTS_REQUEST = "robotrules_robots_txt"
+"""Request meta key: set on this package's robots.txt requests."""
+
+
+class _QuietRobotsRetries(logging.Filter):
+    """Scrapy's "Gave up retrying" ERROR for a robots.txt request, as DEBUG.
+
+    An unreachable robots.txt is this package's to report (one WARNING per
+    origin, stats), and it is fetched again with back-off: each round of
+    Scrapy's retries giving up is no error of the crawl.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if record.levelno > logging.DEBUG and isinstance(args, Mapping):
+            request = args.get("request")
+            if isinstance(request, Request) and request.meta.get(ROBOTS_REQUEST):
+                record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+def _quiet_robots_retries() -> None:
+    retry_logger = logging.getLogger("scrapy.downloadermiddlewares.retry")
+    if not any(isinstance(f, _QuietRobotsRetries) for f in retry_logger.filters):
+        retry_logger.addFilter(_QuietRobotsRetries())
 
 
 class RobotsTxtForbidden(IgnoreRequest):
@@ -113,6 +156,25 @@ class RobotsTxtUnreachable(IgnoreRequest):
         return type(self), (self.origin, self.seconds, self.error)
 
 
+class RobotsTxtNotFetched(IgnoreRequest):
+    """A request dropped because the crawl closed before its origin's robots.txt was fetched."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+        super().__init__(f"the crawl closed before {origin}/robots.txt was fetched")
+
+    def __reduce__(self) -> tuple[type[RobotsTxtNotFetched], tuple[str]]:
+        return type(self), (self.origin,)
+
+
+DropReason = RobotsTxtForbidden | RobotsTxtUnreachable | RobotsTxtNotFetched
+"""Why robots.txt handling dropped a request."""
+
+
+class _Closing(Exception):
+    """A robots.txt fetch not started because the crawl is closing."""
+
+
 MAX_REBOOKINGS = 3
 LATE_SHARE = 0.05
 """A request woken later than this share of its origin's delay after its fleet
@@ -120,6 +182,28 @@ turn books another turn (at most ``MAX_REBOOKINGS`` times) instead of going."""
 FLEET_POLL_FIRST = 0.05
 FLEET_POLL_MAX = 1.0
 """Seconds between looks at the shared store while another crawler fetches: doubling."""
+
+
+def crawl_closing(crawler: Crawler) -> bool:
+    """Whether the crawl is stopping (a signal, ``crawler.stop()``) or its spider closing.
+
+    ``engine.running`` turns false as a stop begins; the engine's slot has
+    ``closing`` set from the moment a spider starts closing (``CloseSpider``
+    included) and is gone once it closed. An engine without these (a
+    stand-in, in tests or embedders) never closes.
+    """
+    engine = crawler.engine
+    if engine is None:
+        return False
+    if getattr(engine, "running", True) is False:
+        return True
+    slot = getattr(engine, "_slot", _NO_SLOT)
+    if slot is _NO_SLOT:
+        return False
+    return slot is None or getattr(slot, "closing", None) is not None
+
+
+_NO_SLOT = object()
 
 
 async def _sleep(seconds: float) -> None:
@@ -138,6 +222,27 @@ def _jitter(slot: Any) -> float:
     if jitter is None:
         jitter = 0.5 if getattr(slot, "randomize_delay", False) else 0.0
     return float(jitter)
+
+
+MAX_DELAY_JITTER = 0.1
+"""The random variation kept on a slot whose delay robots.txt sets (Scrapy's default: 0.5).
+
+Gaps must be at least the Crawl-delay, so the slot's delay is raised to
+``delay / (1 - jitter)``; with Scrapy's +-50% the gaps would then average
+twice the delay. With +-10% they run from the delay to 1.22 times it,
+1.11 times on average."""
+
+
+def _limit_jitter(slot: Any) -> float:
+    """Bring the slot's random variation down to MAX_DELAY_JITTER; the variation it keeps."""
+    jitter = _jitter(slot)
+    if jitter <= MAX_DELAY_JITTER:
+        return jitter
+    if hasattr(slot, "jitter"):
+        slot.jitter = MAX_DELAY_JITTER
+        return MAX_DELAY_JITTER
+    slot.randomize_delay = False  # Scrapy before Slot.jitter: +-50% or nothing
+    return 0.0
 
 
 def _slot_gap(slot: Any, crawler: Crawler) -> float:
@@ -301,6 +406,9 @@ class RobotsManager:
             self.fleet.on_event = self._store_event
             # Rules another crawler fetched ask this one for the same pace.
             self.fleet.on_adopt = lambda entry: self._note_politeness(entry.origin, entry)
+        self._request_agents = not named_for_robots(crawler.settings, crawler.spider)
+        """No agent named for robots.txt: a request's own User-Agent header is matched."""
+        self._token = config.product_token
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         """Who holds this process's fetch leases in the shared store."""
         self.fetches = 0
@@ -314,6 +422,11 @@ class RobotsManager:
         self._parked: dict[int, Request] = {}
         """Parked requests by the id of their waiter."""
         self._scheduler_closed = False
+        self._overflow: dict[str, DiskOverflow] = {}
+        """Per origin, parked requests beyond ROBOTRULES_MAX_WAITING_PER_ORIGIN, on disk."""
+        self._overflow_dir = OverflowDirectory()
+        self._jobdir = bool(crawler.settings.get("JOBDIR"))
+        """Whether requests still waiting when the crawl closes are saved (else lost, counted)."""
         self._fetch_places = DeferredSemaphore(config.concurrent_fetches)
         """robots.txt downloads under way at once; more wait here, outside the downloader."""
         limit = DOWNLOAD_SIZE_FACTOR * config.max_size
@@ -321,13 +434,14 @@ class RobotsManager:
         self._download_maxsize = min(limit, scrapy_limit) if scrapy_limit > 0 else limit
         """Bytes a robots.txt download (or decompression) may reach before it is refused."""
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
+        _quiet_robots_retries()
 
     @classmethod
     def for_crawler(cls, crawler: Crawler) -> RobotsManager:
         """The manager of ``crawler``, created (settings checked) on first use."""
         manager = getattr(crawler, cls._ATTRIBUTE, None)
         if not isinstance(manager, RobotsManager):
-            manager = cls(crawler, RobotRulesConfig.from_crawler(crawler))
+            manager = cls(crawler, crawl_config(crawler))
             setattr(crawler, cls._ATTRIBUTE, manager)
         return manager
 
@@ -370,6 +484,8 @@ class RobotsManager:
             decision = self._decide(origin, url, request, entry)
             if decision is not None:
                 return decision
+            if self.closing():
+                raise RobotsTxtNotFetched(origin)
             # What woke this request is the entry to decide with, even if the
             # database has dropped it again since (eviction).
             entry = await self._wait(self._origins[origin])
@@ -383,17 +499,17 @@ class RobotsManager:
         Call after :meth:`decide_now` returned ``None`` (which started the
         fetch). The request goes back through ``engine.crawl``, to be decided
         then, once the fetch ends or the origin's unreachable timeout passes.
-        ``False`` (not parked) when the origin already has
-        ``ROBOTRULES_MAX_WAITING_PER_ORIGIN`` parked requests: the caller lets
-        it into the scheduler, and the middleware makes it wait there.
+        Past ``ROBOTRULES_MAX_WAITING_PER_ORIGIN`` parked requests for the
+        origin, it waits on disk (see :mod:`.overflow`), so that neither
+        memory nor download places go to requests that can only wait.
+        ``False`` (not parked) once the crawl is closing: see :meth:`hand_over`.
         """
         state = self._origins.get(origin_of(request.url))
-        if (
-            state is None
-            or state.parked >= self.config.max_waiting_per_origin
-            or self._scheduler_closed
-        ):
+        if state is None or self._scheduler_closed or self.closing():
             return False
+        if state.parked >= self.config.max_waiting_per_origin:
+            self._overflow_request(state, request)
+            return True
         waiter: Deferred[Entry | None] = Deferred()
         state.waiters.append(waiter)
         state.parked += 1
@@ -404,34 +520,108 @@ class RobotsManager:
         def offer_again(_: Entry | None) -> None:
             state.parked -= 1
             self._waiting -= 1
-            if self._parked.pop(id(waiter), None) is None:
-                return  # taken by a closing scheduler
-            engine = self.crawler.engine
-            if engine is None or engine.spider is None:
-                # The crawl is over; nothing can take it any more.
-                self.count("lost_at_close")
-                logger.warning(
-                    "Dropped %(request)s: the crawl ended while it waited for robots.txt",
-                    {"request": request},
-                    extra={"spider": self.crawler.spider},
-                )
-                return
-            engine.crawl(request)
+            if self._parked.pop(id(waiter), None) is not None:
+                self._offer(request)
+            # else: taken by a closing scheduler
 
         waiter.addCallback(offer_again)
         return True
 
+    def _overflow_request(self, state: _Origin, request: Request) -> None:
+        overflow = self._overflow.get(state.name)
+        if overflow is None:
+            overflow = self._overflow[state.name] = self._overflow_dir.queue(
+                self.crawler, state.name
+            )
+            waiter: Deferred[Entry | None] = Deferred()
+            state.waiters.append(waiter)
+            waiter.addCallback(lambda _: self._drain_overflow(state.name))
+        if not overflow.push(request):
+            self._inc("parked/memory")
+        self._waiting += 1
+        self.stats.max_value(f"{STATS_PREFIX}waiting/max", self._waiting)
+        self.stats.max_value(f"{STATS_PREFIX}parked/disk/max", overflow.on_disk)
+
+    def _drain_overflow(self, origin: str) -> None:
+        overflow = self._overflow.pop(origin, None)
+        if overflow is None:
+            return  # taken by a closing scheduler
+        requests = overflow.drain()
+        self._waiting -= len(requests)
+        for request in requests:
+            self._offer(request)
+
+    def _offer(self, request: Request) -> None:
+        """Offer a parked request to the scheduler again (through the door: decided there)."""
+        engine = self.crawler.engine
+        if engine is None or engine.spider is None or self._scheduler_closed:
+            # The scheduler is gone: nothing can take it any more.
+            self._lost([request])
+            return
+        engine.crawl(request)
+
+    def hand_over(self, request: Request) -> None:
+        """What becomes of a request offered while the crawl closes, its origin's rules unknown.
+
+        With ``JOBDIR`` it goes into the scheduler undecided, to be saved with
+        the rest and decided when the crawl resumes (counted ``saved_at_close``);
+        without, it is counted ``lost_at_close`` and raised out as
+        :class:`RobotsTxtNotFetched`.
+        """
+        if self._jobdir:
+            self._saved([request])
+            return
+        self._lost([request])
+        raise RobotsTxtNotFetched(origin_of(request.url))
+
+    def _saved(self, requests: list[Request]) -> None:
+        for request in requests:
+            # Offered afresh when the crawl resumes: counted there again.
+            request.meta.pop(OFFERED, None)
+            request.meta.pop(PARKED, None)
+        self.count("saved_at_close", len(requests))
+
+    def _lost(self, requests: list[Request]) -> None:
+        if not requests:
+            return
+        self.count("lost_at_close", len(requests))
+        for request in requests:
+            logger.debug(
+                "Dropped %(request)s: the crawl closed while it waited for robots.txt",
+                {"request": request},
+                extra={"spider": self.crawler.spider},
+            )
+
     def pending(self) -> bool:
         """Whether requests are parked or robots.txt fetches are under way."""
-        return bool(self._parked) or any(s.fetching for s in self._origins.values())
+        return (
+            bool(self._parked)
+            or bool(self._overflow)
+            or any(s.fetching for s in self._origins.values())
+        )
+
+    def closing(self) -> bool:
+        """Whether the crawl is stopping or its spider closing: no new fetch or retry starts."""
+        return crawl_closing(self.crawler)
 
     def take_parked(self) -> list[Request]:
-        """Every parked request, no longer parked: for a scheduler about to close."""
+        """Every parked request, no longer parked: for a scheduler about to close.
+
+        With ``JOBDIR`` they are returned, to be saved with the scheduler's
+        queue (``saved_at_close``); without, there is nowhere to keep them:
+        they are counted (``lost_at_close``), logged, and none is returned.
+        """
         requests = list(self._parked.values())
         self._parked.clear()
+        for origin in list(self._overflow):
+            requests += self._overflow.pop(origin).drain()
         # No more parking: a request parked now would outlive the scheduler.
         self._scheduler_closed = True
-        return requests
+        if self._jobdir:
+            self._saved(requests)
+            return requests
+        self._lost(requests)
+        return []
 
     def _robots_path_decision(self, url: str) -> Decision:
         # SPEC 4: /robots.txt itself is always allowed; no need to wait for it.
@@ -454,7 +644,7 @@ class RobotsManager:
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
             if stale:
                 self._fetch(self._state(origin, request), request, refresh=True)
-            return entry.explain(url, self.db.agent, self.db.precedence, self.db.agent_match)
+            return entry.explain(url, self._agent(request), self.db.precedence, self.db.agent_match)
         # Unreachable and no earlier rules: the origin is disallowed for now.
         state = self._state(origin, request)
         state.trigger = request  # what the next retry copies meta from
@@ -492,6 +682,12 @@ class RobotsManager:
 
     def _retry(self, state: _Origin) -> None:
         state.retry_call = None
+        if self.closing():
+            # No new try once the crawl is stopping: wake who waits (parked
+            # requests are saved or counted lost, the others dropped).
+            waiters, state.waiters = state.waiters, []
+            self._wake(waiters, None)
+            return
         if state.waiters:
             self._fetch(state, state.trigger)
 
@@ -527,7 +723,7 @@ class RobotsManager:
     def _fetch(self, state: _Origin, request: Request, *, refresh: bool = False) -> None:
         """Start fetching the robots.txt of ``state``, unless a fetch is under way."""
         state.trigger = request
-        if state.fetching:
+        if state.fetching or self.closing():
             return
         state.fetching = True
         if state.retry_call is not None:
@@ -551,6 +747,8 @@ class RobotsManager:
                 entry = await self._fleet_fetch(state)
             else:
                 entry = await self._fetch_and_store(state)
+        except _Closing:
+            pass  # the waiters wake without rules: saved, lost or dropped as the crawl closes
         finally:
             state.fetching = False
             waiters, state.waiters = state.waiters, []
@@ -593,6 +791,8 @@ class RobotsManager:
             if entry is not None:
                 self._inc("fleet/waited")
                 return entry
+            if self.closing():
+                raise _Closing
             await _sleep(pause)
             pause = min(pause * 2, FLEET_POLL_MAX)
 
@@ -617,6 +817,8 @@ class RobotsManager:
         try:
             fetched = await self._download(state.robots_url, trigger)
             entry = self._store(state, fetched)
+        except _Closing:
+            raise
         except Exception as exc:  # a bug, not the network: still never "allow all"
             logger.error(
                 "Error fetching %(url)s",
@@ -664,6 +866,7 @@ class RobotsManager:
     def _robots_request(self, url: str, trigger: Request) -> Request:
         meta: dict[str, Any] = {
             "dont_obey_robotstxt": True,
+            ROBOTS_REQUEST: True,
             # Redirects are followed here, to count them (SPEC 8: at most 5).
             "dont_redirect": True,
             # Wherever robots.txt redirects to, it is no offsite request.
@@ -682,9 +885,12 @@ class RobotsManager:
         """Fetch ``robots_url`` through the engine, following up to 5 redirects."""
         url = robots_url
         for hop in range(MAX_REDIRECTS + 1):
+            place = await self._fetch_place()
+            if self.closing():
+                place.give_up()
+                raise _Closing
             self._inc("request_count")
             try:
-                place = await self._fetch_place()
                 try:
                     with _own_allowance(getattr(self.crawler.engine, "downloader", None)):
                         response = await self.crawler.engine.download_async(
@@ -855,8 +1061,39 @@ class RobotsManager:
             del self._politeness[next(iter(self._politeness))]
         return True
 
+    def _agent(self, request: Request) -> str:
+        """The agent robots.txt is asked about for ``request`` (Scrapy's middleware's choice).
+
+        Its own ``User-Agent`` header, when no agent is named for robots.txt
+        (``ROBOTRULES_USER_AGENT``...); else, and without one, the crawler's.
+        """
+        if self._request_agents:
+            header = request.headers.get(b"User-Agent")
+            if header:
+                return header.decode("latin-1")
+        return self.db.agent
+
+    def _own_agent_delay(self, request: Request, agent: str) -> float | None:
+        """The delay the rules ask of an agent other than the crawler's (no memo: rare)."""
+        try:
+            entry = self.db.entry(request.url) if self.config.crawl_delay else None
+        except ValueError:
+            return None
+        robots = entry.robots if entry is not None else None
+        if robots is None:
+            return None
+        agent_match = self.db.agent_match
+        politeness = _Politeness(
+            robots.crawl_delay(agent, agent_match), robots.request_rate(agent, agent_match)
+        )
+        delay = min(politeness.delay(dt.datetime.now(dt.timezone.utc)), self.config.max_crawl_delay)
+        return delay if delay > 0 else None
+
     def crawl_delay(self, request: Request) -> float | None:
         """Seconds to keep between requests to the origin of ``request``, if its rules ask."""
+        agent = self._agent(request)
+        if agent is not self.db.agent and product_token(agent) != self._token:
+            return self._own_agent_delay(request, agent)
         if not self._politeness:
             return None
         try:
@@ -884,8 +1121,8 @@ class RobotsManager:
         slot = self._slot(request) if delay is not None else None
         if delay is None or slot is None:
             return
-        jitter = _jitter(slot)
-        floor = delay / (1.0 - jitter) if 0.0 < jitter < 1.0 else delay
+        jitter = _limit_jitter(slot)
+        floor = delay / (1.0 - jitter)
         if slot.delay < floor:
             slot.delay = floor
             self._inc("crawl_delay/applied")
@@ -956,10 +1193,12 @@ class RobotsManager:
     def _store_event(self, name: str) -> None:
         self._inc(f"store/{name}")
 
-    def record_drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> None:
+    def record_drop(self, request: Request, exc: DropReason) -> None:
         """Count a request robots.txt drops, and log why: the one place for both layers."""
         spider = {"spider": self.crawler.spider}
-        if isinstance(exc, RobotsTxtUnreachable):
+        if isinstance(exc, RobotsTxtNotFetched):
+            self._lost([request])
+        elif isinstance(exc, RobotsTxtUnreachable):
             self.count("unreachable")
             logger.debug(
                 "Dropped %(request)s: %(reason)s", {"request": request, "reason": exc}, extra=spider
@@ -975,6 +1214,17 @@ class RobotsManager:
     def count(self, verdict: str, by: int = 1) -> None:
         """Count a checked request: ``offered``, ``allowed``, ``forbidden`` or ``unreachable``."""
         self.stats.inc_value(f"{STATS_PREFIX}{verdict}", by)
+
+    def warn_lost(self) -> None:
+        """One WARNING at close for the requests the crawl closed on (DEBUG lines name them)."""
+        lost = int(self.stats.get_value(f"{STATS_PREFIX}lost_at_close", 0))
+        if lost:
+            logger.warning(
+                "%(count)d requests were still waiting for robots.txt when the crawl closed"
+                " (no JOBDIR to save them in): counted as robotrules/lost_at_close",
+                {"count": lost},
+                extra={"spider": self.crawler.spider},
+            )
 
     def summary(self) -> str:
         """One line on the crawl's robots.txt: origins, fetches, drops, slowest file."""

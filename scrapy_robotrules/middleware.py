@@ -13,10 +13,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from .extension import DECIDED
-from .manager import RobotsManager, RobotsTxtForbidden, RobotsTxtUnreachable
+from .manager import (
+    DECIDED,
+    OFFERED,
+    RobotsManager,
+    RobotsTxtForbidden,
+    RobotsTxtNotFetched,
+    RobotsTxtUnreachable,
+)
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -46,21 +52,27 @@ class RobotRulesMiddleware:
         manager = self.manager
         if not manager.checks(request):
             return
-        decided = request.meta.get(DECIDED)
+        meta = request.meta
+        url = request.url
+        decided = meta.get(DECIDED)
         if isinstance(decided, (RobotsTxtForbidden, RobotsTxtUnreachable)):
-            # Decided when it was scheduled, and let through for its errback.
-            manager.record_drop(request, decided)
+            # Decided (and counted) when it was scheduled, let through for its errback.
             raise decided
-        if decided:
+        if decided == url:
             await self._recheck(request)
             return
+        if meta.get(OFFERED) != url:
+            # Never offered to the scheduler: engine.download_async callers.
+            meta[OFFERED] = url
+            manager.count("offered")
         try:
             decision = await manager.decide(request)
-        except RobotsTxtUnreachable as exc:
+        except (RobotsTxtUnreachable, RobotsTxtNotFetched) as exc:
             manager.record_drop(request, exc)
             raise
         if decision.allowed:
             manager.count("allowed")
+            meta[DECIDED] = url
             await manager.pace(request)
             return
         forbidden = RobotsTxtForbidden(decision.reason)
@@ -77,7 +89,7 @@ class RobotRulesMiddleware:
         manager = self.manager
         try:
             decision = await manager.decide(request)
-        except RobotsTxtUnreachable:
+        except IgnoreRequest:
             return  # allowed by the rules it was scheduled under
         if decision.allowed:
             await manager.pace(request)

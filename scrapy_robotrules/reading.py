@@ -105,6 +105,8 @@ def _lines(names: tuple[str, ...]) -> re.Pattern[bytes]:
 
 
 _MEMBER_LINES = _lines(_MEMBERS)
+# The lines that end a group's run of User-agent lines (SPEC 2).
+_RULE_LINES = _lines(("allow", "disallow"))
 _KNOWN_LINES = _lines(tuple(_SPELLINGS))
 # File structure in one scan: User-agent lines, and the file-wide Sitemap and
 # Host lines that may stand anywhere.
@@ -206,22 +208,34 @@ def read_layout(data: bytes) -> FileLayout:
     line = 0
     counted = 0
     agents: list[tuple[str, int]] = []
+    body_start = -1  # where the current group's member text starts, once found
+    body_line = 0
     for i, agent in enumerate(agent_lines):
         line += buf.count(b"\n", counted, agent.start() + 1)
         counted = agent.start() + 1
         agents.append((decode_value(_key_value(agent)[1]), line))
         after = buf.index(b"\n", agent.end())
         gap_end = agent_lines[i + 1].start() if i + 1 < len(agent_lines) else end
-        member = _MEMBER_LINES.search(buf, after, gap_end)
-        body_start = gap_end if member is None else member.start()
-        unknown += count_unknown(buf, after, body_start)
-        if member is None and gap_end < end:
-            # Only blank, comment or unknown lines before the next
-            # User-agent: it joins this group's header (SPEC 2).
+        rule_from = after
+        if body_start < 0:
+            member = _MEMBER_LINES.search(buf, after, gap_end)
+            unknown += count_unknown(buf, after, gap_end if member is None else member.start())
+            if member is not None:
+                body_start = member.start()
+                body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
+                # -1: the member found is itself a rule line.
+                rule_from = -1 if member.group(1)[:1] in b"aAdD" else member.end()
+        if gap_end < end and rule_from >= 0 and _RULE_LINES.search(buf, rule_from, gap_end) is None:
+            # No Allow or Disallow line before the next User-agent: it joins
+            # this group, and so do any Crawl-delay, Request-rate or
+            # Visit-time lines read so far (SPEC 2, RFC 9309 §2.2.4).
             continue
-        body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
+        if body_start < 0:
+            body_start = gap_end
+            body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
         groups.append(RawGroup(tuple(agents), buf[body_start:gap_end], body_line))
         agents = []
+        body_start = -1
     return FileLayout(groups, list(sitemaps), host, unknown)
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from .backends import KEEP_STALE, Record, StoreError
+from .backends import KEEP_STALE, Record, StoreError, redact_url
 from .fetch_policy import Outcome
 
 try:
@@ -57,15 +56,6 @@ return string.format('%.6f', turn - now)
 """
 
 
-def _without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 class RedisBackend:
     """Records, leases and paces in the Redis server at ``url``; ``timeout`` bounds each call.
 
@@ -75,14 +65,19 @@ class RedisBackend:
     """
 
     def __init__(self, url: str, *, timeout: float = 1.0, prefix: str = PREFIX) -> None:
-        self.name = _without_password(url)
+        self.name = redact_url(url)
+        """The URL without its credentials: what log lines and errors show."""
+        self._url = url
         self.prefix = prefix
-        self.client: redis.Redis = redis.Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 0),
-        )
+        try:
+            self.client: redis.Redis = redis.Redis.from_url(
+                url,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 0),
+            )
+        except ValueError as exc:
+            raise ValueError(f"{self.name}: {redact_url(url, str(exc))}") from None
         self._lease = self.client.register_script(_LEASE)
         self._release = self.client.register_script(_RELEASE)
         self._reserve = self.client.register_script(_RESERVE)
@@ -94,7 +89,8 @@ class RedisBackend:
         try:
             return call(*args, **kwargs)
         except redis.RedisError as exc:
-            raise StoreError(f"{self.name}: {what}: {exc}") from exc
+            # from None: the driver's own exception might show what was redacted here.
+            raise StoreError(f"{self.name}: {what}: {redact_url(self._url, str(exc))}") from None
 
     def load(self, origin: str) -> Record | None:
         fields: dict[bytes, bytes] = self._call(

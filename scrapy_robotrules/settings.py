@@ -8,21 +8,29 @@ so are strings such as ``-s ROBOTRULES_RETRY_DELAY=2.5`` on the command line.
 The crawler's name in robots.txt (its product token, SPEC 3) comes from the
 first of: the spider's ``robotrules_user_agent`` attribute,
 ``ROBOTRULES_USER_AGENT``, ``ROBOTSTXT_USER_AGENT``, the spider's
-``user_agent`` attribute, ``USER_AGENT``. The spider's
+``user_agent`` attribute, ``USER_AGENT``. When none of the first three is
+set, a request's own ``User-Agent`` header comes before the last two, as in
+Scrapy's ``RobotsTxtMiddleware`` (see :func:`named_for_robots`). The spider's
 ``robotrules_precedence`` attribute likewise overrides
 ``ROBOTRULES_PRECEDENCE``.
+
+Every number has a range (``LIMITS``): a value far outside it (a lease of
+``1e300`` seconds) would pass a "positive number" check and then break
+every call to a shared store.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .agents import AGENT_MATCH_STYLES, TOKEN, product_token
-from .backends import store_kind
+from .backends import redact_url, store_kind
 from .fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED_CHOICES
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
@@ -33,7 +41,16 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["DEFAULTS", "RobotRulesConfig", "RobotRulesSettingError"]
+__all__ = [
+    "DEFAULTS",
+    "LIMITS",
+    "RobotRulesConfig",
+    "RobotRulesSettingError",
+    "crawl_config",
+    "named_for_robots",
+]
+
+logger = logging.getLogger(__name__)
 
 DEFAULTS: dict[str, Any] = {
     "ROBOTRULES_PRECEDENCE": MOST_SPECIFIC,
@@ -58,6 +75,22 @@ DEFAULTS: dict[str, Any] = {
 
 MAX_RETRY_DELAY = 600.0
 """The back-off between fetches of an unreachable robots.txt never exceeds this."""
+
+DAY = 86_400.0
+LIMITS: dict[str, float] = {
+    "ROBOTRULES_MAX_SIZE": 10_000_000,
+    "ROBOTRULES_RETRY_DELAY": MAX_RETRY_DELAY,
+    "ROBOTRULES_UNREACHABLE_TIMEOUT": 7 * DAY,
+    "ROBOTRULES_MAX_AGE": 365 * DAY,
+    "ROBOTRULES_MIN_AGE": 365 * DAY,
+    "ROBOTRULES_CACHE_SIZE": 100_000_000,
+    "ROBOTRULES_CACHE_BYTES": 1 << 40,
+    "ROBOTRULES_MAX_CRAWL_DELAY": DAY,
+    "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 10_000_000,
+    "ROBOTRULES_CONCURRENT_FETCHES": 10_000,
+    "ROBOTRULES_LEASE": 3_600.0,
+}
+"""The largest value each numeric setting accepts (README's settings table says the same)."""
 
 
 class RobotRulesSettingError(ValueError):
@@ -102,9 +135,13 @@ class RobotRulesConfig:
 
     @classmethod
     def from_settings(
-        cls, settings: BaseSettings, spider: Spider | None = None
+        cls, settings: BaseSettings, spider: Spider | None = None, *, agent: bool = True
     ) -> RobotRulesConfig:
-        """Read and check every setting; ``spider`` attributes override the project's."""
+        """Read and check every setting; ``spider`` attributes override the project's.
+
+        ``agent=False`` leaves the user agent unchecked (``*``): before a
+        spider is known, its attributes may still provide one.
+        """
 
         def get(name: str) -> Any:
             return settings.get(name, DEFAULTS[name])
@@ -118,7 +155,7 @@ class RobotRulesConfig:
                 _attribute_name(spider, "robotrules_precedence"), attribute, PRECEDENCE_MODES
             )
         return cls(
-            user_agent=_user_agent(settings, spider),
+            user_agent=_user_agent(settings, spider) if agent else "*",
             precedence=precedence,
             agent_match=_choice(
                 "ROBOTRULES_AGENT_MATCH", get("ROBOTRULES_AGENT_MATCH"), AGENT_MATCH_STYLES
@@ -193,18 +230,25 @@ def _number(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _plain(number: float) -> str:
+    """``31536000``, ``0.5``: a number as a person writes it."""
+    return str(int(number)) if float(number).is_integer() else repr(number)
+
+
 def _seconds(name: str, value: object, *, zero: bool = True) -> float:
     number = _number(value)
-    if number is None or number < 0 or (number == 0 and not zero):
+    maximum = LIMITS[name]
+    if number is None or number < 0 or (number == 0 and not zero) or number > maximum:
         bound = "0 or more" if zero else "more than 0"
-        raise _invalid(name, f"a number of seconds, {bound}", value)
+        raise _invalid(name, f"a number of seconds, {bound} and at most {_plain(maximum)}", value)
     return number
 
 
 def _integer(name: str, value: object, *, minimum: int) -> int:
     number = _number(value)
-    if number is None or not number.is_integer() or number < minimum:
-        raise _invalid(name, f"a whole number, {minimum} or more", value)
+    maximum = int(LIMITS[name])
+    if number is None or not number.is_integer() or not minimum <= number <= maximum:
+        raise _invalid(name, f"a whole number from {minimum} to {maximum}", value)
     return int(number)
 
 
@@ -223,15 +267,32 @@ def _store(value: object) -> str:
     expected = "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db' or 'redis://...'"
     if not isinstance(value, str):
         raise _invalid(name, expected, value)
+    shown = redact_url(value)
     try:
         kind = store_kind(value.strip())
     except ValueError:
-        raise _invalid(name, expected, value) from None
+        raise _invalid(name, expected, shown) from None
     if kind == "redis" and importlib.util.find_spec("redis") is None:
         raise RobotRulesSettingError(
-            f"{name} = {value!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
+            f"{name} = {shown!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
         )
     return value.strip()
+
+
+def named_for_robots(settings: BaseSettings, spider: Spider | None) -> bool:
+    """Whether an agent is named for robots.txt itself, not only for the requests.
+
+    That is the spider's ``robotrules_user_agent``, ``ROBOTRULES_USER_AGENT``
+    or ``ROBOTSTXT_USER_AGENT``. Without one, the agent a request sends (its
+    own ``User-Agent`` header, else the spider's or ``USER_AGENT``) is the
+    one robots.txt is asked about, as Scrapy's ``RobotsTxtMiddleware`` does.
+    """
+    named = (
+        getattr(spider, "robotrules_user_agent", None),
+        settings.get("ROBOTRULES_USER_AGENT"),
+        settings.get("ROBOTSTXT_USER_AGENT"),
+    )
+    return any(value not in (None, "", b"") for value in named)
 
 
 def _user_agent(settings: BaseSettings, spider: Spider | None) -> str:
@@ -264,3 +325,47 @@ def _user_agent(settings: BaseSettings, spider: Spider | None) -> str:
     raise RobotRulesSettingError(
         f"no user agent to match robots.txt groups with: set one of {names}"
     )
+
+
+def crawl_config(crawler: Crawler) -> RobotRulesConfig:
+    """The config of a crawl about to start: a bad setting stops it, with one ERROR line.
+
+    The :class:`RobotRulesSettingError` still propagates, so that the crawl
+    fails (``scrapy crawl`` exits with status 1, ``CrawlerRunner.crawl``
+    fails with it). Running as an asyncio task (``scrapy crawl``,
+    ``AsyncCrawlerProcess``), the task's exception is marked as seen, since
+    the ERROR line said it all: asyncio would print a 40-line traceback for
+    a typo in a setting. Scrapy's Deferred-based ``CrawlerProcess`` still
+    reports it as an unhandled error; its last line is this message.
+    """
+    try:
+        return RobotRulesConfig.from_crawler(crawler)
+    except RobotRulesSettingError as error:
+        logger.error("%(error)s: the crawl cannot start", {"error": error})
+        _mark_seen(error)
+        raise
+
+
+def _mark_seen(error: BaseException) -> None:
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop
+        return
+    if task is None:
+        return
+
+    def seen(task: asyncio.Task[Any]) -> None:
+        if task.cancelled():
+            return
+        failed = task.exception()  # marks it retrieved
+        if failed is not None and failed is not error:
+            # Another failure: asyncio must report it as it would have.
+            task.get_loop().call_exception_handler(
+                {
+                    "message": "Task exception was never retrieved",
+                    "exception": failed,
+                    "future": task,
+                }
+            )
+
+    task.add_done_callback(seen)

@@ -4,7 +4,8 @@ Crawls the start URLs in ``SETTINGS_JSON`` (following links) with the
 package enabled and the settings given, every host name resolved to the
 test server, and writes what happened to ``OUTPUT`` as JSON: the URLs
 crawled, the URLs robots.txt forbade (with the reason), the crawl's stats.
-Several of these run at once in the fleet tests.
+Several of these run at once in the fleet tests. Each fetch lease it finds
+taken is written, as it happens, to ``OUTPUT`` with the suffix ``.waiting``.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from crawling import RecordingSpider
-from scrapy.crawler import CrawlerProcess
+from scrapy import signals
+from scrapy.crawler import Crawler, CrawlerProcess
 
-from scrapy_robotrules.manager import RobotsTxtForbidden
+from scrapy_robotrules.manager import RobotsManager, RobotsTxtForbidden
 
 
 class FleetSpider(RecordingSpider):
@@ -27,6 +29,28 @@ class FleetSpider(RecordingSpider):
 
     def __init__(self, start_urls: list[str], **kwargs: Any) -> None:
         super().__init__(start_urls, follow=True, **kwargs)
+
+
+def report_lease_waits(crawler: Crawler, path: Path) -> None:
+    """Append to ``path`` the origin of each fetch lease this crawler finds taken, at once.
+
+    The test reads it to know that a crawler waits on another's fetch: the
+    only sign of it outside this process (a refused lease leaves no trace in
+    the store).
+    """
+    fleet = RobotsManager.for_crawler(crawler).fleet
+    if fleet is None:
+        return
+    lease = fleet.lease
+
+    def reporting_lease(origin: str, owner: str, seconds: float) -> bool | None:
+        taken = lease(origin, owner, seconds)
+        if taken is False:
+            with path.open("a") as log:
+                log.write(origin + "\n")
+        return taken
+
+    fleet.lease = reporting_lease  # type: ignore[method-assign]
 
 
 def main(settings_file: str, output: str) -> None:
@@ -42,6 +66,10 @@ def main(settings_file: str, output: str) -> None:
     }
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(FleetSpider)
+    waits = Path(output).with_suffix(".waiting")
+    crawler.signals.connect(
+        lambda: report_lease_waits(crawler, waits), signal=signals.spider_opened, weak=False
+    )
     process.crawl(crawler, start_urls=config["start_urls"])
     process.start()
     spider = crawler.spider

@@ -14,7 +14,7 @@ import gzip
 import html
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
@@ -85,6 +85,8 @@ class _SiteConfig:
     robots_fetches: int = 0
     links: tuple[str, ...] = ()
     delays: Mapping[str, float] = field(default_factory=dict)
+    scripted: dict[str, list[Reply]] = field(default_factory=dict)
+    """Per path (with query), the replies still to give; the last one repeats."""
 
     def next_robots(self) -> Reply:
         """Consume the scripted replies in order; the last one repeats."""
@@ -93,6 +95,9 @@ class _SiteConfig:
         return reply
 
     def page(self, host: str, path: str) -> Reply:
+        replies = self.scripted.get(path)
+        if replies:
+            return replies.pop(0) if len(replies) > 1 else replies[0]
         anchors = "".join(
             f'<li><a href="{html.escape(link)}">{html.escape(link)}</a></li>' for link in self.links
         )
@@ -147,9 +152,12 @@ class MockServer(Resource):
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.requests: list[RequestRecord] = []
+        self.listeners: list[Callable[[RequestRecord], None]] = []
+        """Called with each request as it arrives, before it is answered."""
         self._reactor = get_reactor()
         self._sites: defaultdict[str, _SiteConfig] = defaultdict(_SiteConfig)
         self._pending: dict[_WebRequest, DelayedCall | None] = {}
+        self._held_at: dict[_WebRequest, tuple[str, str]] = {}
         site = _QuietSite(self)  # type: ignore[no-untyped-call]
         self._port: Port = self._reactor.listenTCP(  # type: ignore[no-untyped-call]
             0, site, interface="127.0.0.1"
@@ -173,6 +181,30 @@ class MockServer(Resource):
         site.links = tuple(links)
         site.delays = dict(delays or {})
 
+    def set_page(self, host: str, path: str, *replies: Reply) -> None:
+        """Script the answers to ``path`` (with its query) of ``host``; the last one repeats."""
+        self._sites[host.lower()].scripted[path] = list(replies)
+
+    def release(self, host: str, reply: Reply | None = None, *, path: str = "/robots.txt") -> int:
+        """Answer the held (``hang``) requests for ``path`` of ``host`` now; how many there were.
+
+        With ``Reply(hang=True)`` first, a test decides when a fetch ends: once
+        the crawl (or every crawler of a fleet) reached the state it wants.
+        ``reply`` answers them, and every later robots.txt fetch too; without
+        it, each gets the site's next scripted answer.
+        """
+        host = host.lower()
+        held = [r for r in self._pending if self._held_at.get(r) == (host, path)]
+        site = self._sites[host]
+        if reply is not None and path == "/robots.txt":
+            self.set_robots(host, reply)
+        for request in held:
+            answer = reply
+            if answer is None:
+                answer = site.next_robots() if path == "/robots.txt" else site.page(host, path)
+            self._answer(request, answer)
+        return len(held)
+
     def requests_for(self, host: str, path: str | None = None) -> list[RequestRecord]:
         """The requests ``host`` received, in order; ``path`` (with its query) filters."""
         host = host.lower()
@@ -191,11 +223,15 @@ class MockServer(Resource):
         host = request.getRequestHostname().decode("ascii", "replace").lower()
         path = request.uri.decode("ascii", "replace")
         user_agent = (request.getHeader(b"user-agent") or b"").decode("latin-1")
-        self.requests.append(RequestRecord(host, path, time.monotonic(), user_agent))
+        record = RequestRecord(host, path, time.monotonic(), user_agent)
+        self.requests.append(record)
+        for listener in list(self.listeners):
+            listener(record)
         site = self._sites[host]
         reply = site.next_robots() if request.path == b"/robots.txt" else site.page(host, path)
 
         if reply.hang:
+            self._held_at[request] = (host, path)
             self._hold(request, None)
         elif reply.delay:
             self._hold(request, self._reactor.callLater(reply.delay, self._answer, request, reply))
@@ -209,12 +245,14 @@ class MockServer(Resource):
         request.notifyFinish().addBoth(lambda _: self._forget(request))
 
     def _forget(self, request: _WebRequest) -> None:
+        self._held_at.pop(request, None)
         call = self._pending.pop(request, None)
         if call is not None and call.active():
             call.cancel()
 
     def _answer(self, request: _WebRequest, reply: Reply) -> None:
         self._pending.pop(request, None)
+        self._held_at.pop(request, None)
         body = gzip.compress(reply.body) if reply.gzip else reply.body
         request.setResponseCode(reply.status)
         request.setHeader("Content-Type", "text/plain")

@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import redis
@@ -27,9 +28,12 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """One ``redis-server``; ``stop`` kills it, ``start`` brings it back on the same port."""
+    """One ``redis-server``; ``stop`` kills it, ``start`` brings it back on the same port.
 
-    def __init__(self, directory: Path) -> None:
+    ``arguments`` go to the server's command line (``--requirepass``, ``--maxmemory-policy``...).
+    """
+
+    def __init__(self, directory: Path, arguments: Sequence[str] = ()) -> None:
         executable = shutil.which("redis-server")
         if executable is None:
             raise RuntimeError(
@@ -39,6 +43,10 @@ class RedisServer:
         self.executable = executable
         self.directory = directory
         self.port = free_port()
+        self.arguments = list(arguments)
+        self.password: str | None = None
+        if "--requirepass" in self.arguments:
+            self.password = self.arguments[self.arguments.index("--requirepass") + 1]
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -61,11 +69,12 @@ class RedisServer:
                 "no",
                 "--protected-mode",
                 "no",
+                *self.arguments,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        client = redis.Redis(port=self.port, password=self.password, socket_connect_timeout=0.2)
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             try:

@@ -9,11 +9,13 @@ Choices this oracle makes where the spec leaves room (kept in one place so a
 disagreement with the package is easy to trace):
 
 - A ``User-agent`` line with an empty value (or a value whose product token is
-  empty) names no crawler: it matches nothing in either matching style.
-- Any ``Allow``/``Disallow``/``Crawl-delay``/``Request-rate``/``Visit-time`` line
-  is a group member for the grouping rule of SPEC 2, whatever its value
-  (an empty ``Disallow:`` or an unparsable ``Crawl-delay`` still ends the run of
-  ``User-agent`` lines).
+  empty) names no crawler in ``token`` style; in ``substring`` style the empty
+  name is a substring of every crawler's token (the empty token included), so
+  that group applies to every crawler when it comes first.
+- Any ``Allow``/``Disallow`` line ends the run of ``User-agent`` lines for the
+  grouping rule of SPEC 2, whatever its value (an empty ``Disallow:`` too);
+  ``Crawl-delay``/``Request-rate``/``Visit-time`` lines, whatever their value,
+  never end it and belong to the group they stand in.
 - Several ``Crawl-delay`` values that apply (in one group or in merged groups):
   the largest valid one wins.
 - When several matching rules tie for the decision, the deciding rule is the
@@ -77,8 +79,9 @@ KEYS: dict[str, str] = {
     "host": "host",
 }
 
-# SPEC 2: the lines that are members of a group.
+# SPEC 2: the lines that are members of a group, and those that end its User-agent run.
 MEMBER_KEYS = ("allow", "disallow", "crawl-delay", "request-rate", "visit-time")
+RULE_KEYS = ("allow", "disallow")
 
 # SPEC 4: percent-encoding classes (RFC 3986).
 UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -166,7 +169,7 @@ class Rule:
 class Group:
     wildcard: bool = False
     tokens: list[str] = field(default_factory=list)  # reduced, lower-cased, non-wildcard
-    has_members: bool = False
+    has_rules: bool = False  # a rule line ends the run of User-agent lines
     rules: list[Rule] = field(default_factory=list)
     crawl_delays: list[float] = field(default_factory=list)
 
@@ -200,7 +203,7 @@ def build_groups(lines: list[Line]) -> list[Group]:
     current: Group | None = None
     for line in lines:
         if line.key == "user-agent":
-            if current is None or current.has_members:
+            if current is None or current.has_rules:
                 current = Group()
                 groups.append(current)
             token = product_token(line.value)
@@ -211,8 +214,8 @@ def build_groups(lines: list[Line]) -> list[Group]:
         elif line.key in MEMBER_KEYS:
             if current is None:
                 continue  # members before the first User-agent are ignored
-            current.has_members = True
-            if line.key in ("allow", "disallow"):
+            if line.key in RULE_KEYS:
+                current.has_rules = True
                 current.rules.append(Rule(line.key, line.value, line.number))
             elif line.key == "crawl-delay":
                 delay = parse_crawl_delay(line.value)
@@ -233,7 +236,8 @@ def applicable_groups(groups: list[Group], agent: str, agent_match: str) -> list
     elif agent_match == "substring":
         chosen = []
         for group in groups:
-            if any(value != "" and value in token for value in group.tokens):
+            # An empty value is a substring of every token (WWW::RobotRules, urllib).
+            if any(value in token for value in group.tokens):
                 chosen = [group]
                 break
     else:

@@ -71,7 +71,31 @@ def test_no_applicable_group_allows_everything() -> None:
     assert "no group applies" in decision.reason
 
 
-def test_empty_user_agent_value_names_no_crawler() -> None:
+def test_empty_user_agent_value_names_no_crawler_in_token_style() -> None:
     robots = RobotsTxt.parse("User-agent:\nDisallow: /\n")
     assert robots.allowed("/x", "bot")
-    assert robots.allowed("/x", "bot", agent_match="substring")
+    assert robots.explain("/x", "bot").groups == []
+
+
+def test_empty_user_agent_value_applies_to_every_crawler_in_substring_style() -> None:
+    # WWW::RobotRules (index of an empty name is 0) and urllib.robotparser ('' in agent).
+    robots = RobotsTxt.parse("User-agent:\nDisallow: /\n")
+    for agent in ("bot", "OtherBot/1.0", ""):
+        assert not robots.allowed("/x", agent, agent_match="substring")
+        assert robots.explain("/x", agent, agent_match="substring").groups == [robots.groups[0]]
+
+
+def test_empty_user_agent_value_is_first_match_in_substring_style() -> None:
+    content = (
+        "User-agent: *\nDisallow: /a\nUser-agent:\nDisallow: /b\nUser-agent: bot\nDisallow: /c\n"
+    )
+    robots = RobotsTxt.parse(content)
+    # substring: the first group whose name is in the token applies, alone.
+    assert robots.allowed("/a", "bot", agent_match="substring")
+    assert not robots.allowed("/b", "bot", agent_match="substring")
+    assert robots.allowed("/c", "bot", agent_match="substring")
+    # token: the empty group names nobody; bot's own group applies, else "*".
+    assert robots.allowed("/b", "bot")
+    assert not robots.allowed("/c", "bot")
+    assert not robots.allowed("/a", "other")
+    assert robots.allowed("/b", "other")

@@ -74,6 +74,9 @@ AGENT_VALUES = [
     "* extra",
     "\xa0*",
     "FooBot\xa0x",
+    # SPEC 3: empty names no crawler in token style, every crawler in substring style.
+    "",
+    "/1.0",
 ]
 CRAWLER_AGENTS = [
     "FooBot",
@@ -119,7 +122,8 @@ OTHER_LINES = [
     "Foo: bar",
     "unknown line without colon here",
     "allow",
-    # Misspelt members still end a run of User-agent lines; 'ſ' is no 's' (ASCII-only case).
+    # Misspelt keys are still read (and a rule line ends a run of User-agent lines, SPEC 2);
+    # 'ſ' is no 's' (ASCII-only case).
     "request rate: 1/5",
     "visit time: 0600-0845",
     "Site-map: /s.xml",
@@ -487,6 +491,30 @@ EDGE_CASES = [
     # SPEC 3: empty agent values.
     pytest.param("User-agent:\nDisallow: /a\nUser-agent: *\nAllow: /\n", "/a", "", None),
     pytest.param("User-agent:\nDisallow: /a\n", "/a", "FooBot", None, id="ua-empty"),
+    pytest.param("User-agent: /2\nDisallow: /a\n", "/a", "FooBot", None, id="ua-empty-token"),
+    # SPEC 2: only a rule line ends a run of User-agent lines.
+    pytest.param(
+        "User-agent: baidu\ncrawl-delay: 1\n\n\nUser-agent: *\n\nDisallow: /*/*/pulse\n",
+        "/a/b/pulse",
+        "baidu",
+        None,
+        id="github-baidu",
+    ),
+    pytest.param(
+        "User-agent: FooBot\nRequest-rate: 1/5\nVisit-time: 0600-0845\nCrawl-delay: x\n"
+        "User-agent: BarBot\nDisallow: /a\n",
+        "/a",
+        "FooBot",
+        None,
+        id="politeness-joins",
+    ),
+    pytest.param(
+        "User-agent: FooBot\nCrawl-delay: 1\nDisallow:\nUser-agent: BarBot\nDisallow: /a\n",
+        "/a",
+        "FooBot",
+        None,
+        id="empty-disallow-ends-run",
+    ),
 ]
 
 

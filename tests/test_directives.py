@@ -66,8 +66,8 @@ def test_crawl_delay_value_parser() -> None:
 
 def test_crawl_delay_of_merged_groups_is_the_largest() -> None:
     robots = RobotsTxt.parse(
-        "User-agent: bot\nCrawl-delay: 2\n\n"
-        "User-agent: other\nCrawl-delay: 60\n\n"
+        "User-agent: bot\nCrawl-delay: 2\nDisallow: /a\n\n"
+        "User-agent: other\nCrawl-delay: 60\nDisallow: /b\n\n"
         "User-agent: bot\nCrawl-delay: 5\n"
     )
     assert robots.crawl_delay("bot") == 5
@@ -80,8 +80,17 @@ def test_crawl_delay_of_merged_wildcard_groups_is_the_largest() -> None:
 
 
 def test_crawl_delay_is_per_group() -> None:
-    robots = RobotsTxt.parse("User-agent: bot\nCrawl-delay: 2\n\nUser-agent: *\nCrawl-delay: 9\n")
+    robots = RobotsTxt.parse(
+        "User-agent: bot\nCrawl-delay: 2\nDisallow: /a\n\nUser-agent: *\nCrawl-delay: 9\n"
+    )
     assert robots.crawl_delay("bot") == 2  # a specific group never inherits from *
+    assert robots.crawl_delay("other") == 9
+
+
+def test_crawl_delay_without_a_rule_between_user_agents_is_shared() -> None:
+    # SPEC 2: only a rule line ends the run of User-agent lines, so one group.
+    robots = RobotsTxt.parse("User-agent: bot\nCrawl-delay: 2\n\nUser-agent: *\nCrawl-delay: 9\n")
+    assert robots.crawl_delay("bot") == 9
     assert robots.crawl_delay("other") == 9
 
 
@@ -100,11 +109,11 @@ def test_crawl_delay_misspelt_and_without_colon() -> None:
     assert group("crawl-delay 4").crawl_delay("bot") == 4
 
 
-# Per-agent values under both matching styles.
+# Per-agent values under both matching styles (a rule line ends each group).
 
 STYLES = (
-    "User-agent: bot\nCrawl-delay: 2\nRequest-rate: 1/2\nVisit-time: 0100-0200\n\n"
-    "User-agent: *\nCrawl-delay: 9\nRequest-rate: 1/9\nVisit-time: 0900-1000\n\n"
+    "User-agent: bot\nCrawl-delay: 2\nRequest-rate: 1/2\nVisit-time: 0100-0200\nDisallow: /a\n\n"
+    "User-agent: *\nCrawl-delay: 9\nRequest-rate: 1/9\nVisit-time: 0900-1000\nDisallow: /b\n\n"
     "User-agent: bot\nCrawl-delay: 5\nRequest-rate: 1/5\nVisit-time: 0500-0600\n"
 )
 

@@ -12,7 +12,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, cast
 
 import pytest
@@ -21,8 +23,11 @@ from crawling import RecordingSpider, async_test, run_spider
 from mockserver import MockServer, Reply, get_reactor
 from redisserver import RedisServer
 from test_middleware import OURS, PRIVATE, paths, robots_log, stat
+from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import deferLater
+
+from scrapy_robotrules.backends import open_backend
 
 CRAWL_TESTS = True
 
@@ -38,27 +43,51 @@ async def _sleep(seconds: float) -> None:
     await deferLater(cast("IReactorTime", get_reactor()), seconds)
 
 
-def _sites(mockserver: MockServer) -> list[str]:
-    """50 sites of three kinds, each with two pages and one forbidden link; and DELAYED."""
+def _sites(mockserver: MockServer) -> tuple[list[str], dict[str, Reply]]:
+    """50 sites of three kinds, each with two pages and one forbidden link; and DELAYED.
+
+    Also the robots.txt answers held back (see ``_run_workers``).
+    """
     hosts = [f"site{n}.test" for n in range(SITES)]
+    held = {}
     for n, host in enumerate(hosts):
         kind = n % 3
         if kind == 0:
-            # Answered late, so the four crawlers ask while it is being fetched.
-            mockserver.set_robots(host, Reply(body=PRIVATE, delay=0.5))
+            # Held until every crawler waits for it: the lease path, always.
+            mockserver.set_robots(host, Reply(hang=True))
+            held[host] = Reply(body=PRIVATE)
         elif kind == 1:
             mockserver.set_robots(host, Reply(body=b"User-agent: fleetbot\nDisallow: /b\n"))
         # kind 2: no robots.txt (404), everything allowed
         mockserver.set_pages(host, ["/a", "/b", "/private/c"])
     mockserver.set_robots(DELAYED, Reply(body=b"User-agent: *\nCrawl-delay: 1\n" + PRIVATE[14:]))
     mockserver.set_pages(DELAYED, ["/a", "/b", "/private/c"])
-    return [mockserver.url(host) for host in [*hosts, DELAYED]]
+    return [mockserver.url(host) for host in [*hosts, DELAYED]], held
+
+
+def _waiting(directory: Path, count: int, origin: str) -> int:
+    """How many workers have found the fetch lease on ``origin`` taken (``fleet_worker.py``)."""
+    logs = [directory / f"worker{n}.waiting" for n in range(count)]
+    return sum(log.exists() and origin in log.read_text().split() for log in logs)
 
 
 async def _run_workers(
-    directory: Path, count: int, start_urls: list[str], settings: dict[str, Any]
+    mockserver: MockServer,
+    directory: Path,
+    count: int,
+    start_urls: list[str],
+    settings: dict[str, Any],
+    *,
+    held: Mapping[str, Reply] = MappingProxyType({}),
 ) -> list[dict[str, Any]]:
-    """Run ``count`` fleet workers at once; their results, in order."""
+    """Run ``count`` fleet workers at once; their results, in order.
+
+    The robots.txt of each host in ``held`` hangs (``Reply(hang=True)``)
+    until one worker is fetching it and every other one has found its lease
+    taken, and is then answered with the reply given: so the others always
+    wait on that fetch, however the processes happen to be scheduled.
+    """
+    held = dict(held)
     config = directory / "config.json"
     config.write_text(json.dumps({"start_urls": start_urls, "settings": settings}))
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
@@ -74,10 +103,15 @@ async def _run_workers(
     ]
     deadline = time.monotonic() + 120
     while any(p.poll() is None for p in processes):
+        for host, reply in list(held.items()):
+            origin = mockserver.url(host).rstrip("/")
+            if robots_log(mockserver, host) and _waiting(directory, count, origin) == count - 1:
+                mockserver.release(host, reply)
+                del held[host]
         if time.monotonic() > deadline:
             for p in processes:
                 p.kill()
-            raise AssertionError("the fleet was still crawling after 120 s")
+            raise AssertionError(f"the fleet was still crawling after 120 s (held: {held})")
         await _sleep(0.1)  # the test server answers meanwhile, in this reactor
     for n, process in enumerate(processes):
         log = (directory / f"worker{n}.log").read_text()
@@ -105,9 +139,9 @@ async def test_a_fleet_fetches_each_robots_txt_once_and_keeps_crawl_delay_togeth
         url = request.getfixturevalue("redis_server").url
     else:
         url = f"sqlite://{tmp_path}/robots.db"
-    start_urls = _sites(mockserver)
+    start_urls, held = _sites(mockserver)
     settings = {**FLEET_SETTINGS, "ROBOTRULES_STORE": url}
-    fleet = await _run_workers(tmp_path, WORKERS, start_urls, settings)
+    fleet = await _run_workers(mockserver, tmp_path, WORKERS, start_urls, settings, held=held)
 
     hosts = [f"site{n}.test" for n in range(SITES)] + [DELAYED]
     fetches = {host: len(robots_log(mockserver, host)) for host in hosts}
@@ -119,7 +153,8 @@ async def test_a_fleet_fetches_each_robots_txt_once_and_keeps_crawl_delay_togeth
     # waited for the crawler that held the fetch lease.
     shared = total.get("robotrules/store/hits", 0) + total.get("robotrules/fleet/waited", 0)
     assert shared == (WORKERS - 1) * len(hosts)
-    assert total.get("robotrules/fleet/waited", 0) > 0  # the lease path, not only the store
+    # The lease path, not only the store: the held files were waited for.
+    assert total.get("robotrules/fleet/waited", 0) >= (WORKERS - 1) * len(held)
     assert total.get("robotrules/store/errors", 0) == 0
 
     # The fleet together kept the delayed site's Crawl-delay: 1.
@@ -131,7 +166,7 @@ async def test_a_fleet_fetches_each_robots_txt_once_and_keeps_crawl_delay_togeth
     # Each crawler decided every URL as one crawler alone decides it.
     single_dir = tmp_path / "single"
     single_dir.mkdir()
-    [single] = await _run_workers(single_dir, 1, start_urls, {**FLEET_SETTINGS})
+    [single] = await _run_workers(mockserver, single_dir, 1, start_urls, {**FLEET_SETTINGS})
     crawled, forbidden = _decisions(single)
     # 17 + 17 sites with one forbidden page of four, 16 with none, DELAYED with one.
     assert (len(crawled), len(forbidden)) == (17 * 3 + 17 * 3 + 16 * 4 + 3, 17 + 17 + 1)
@@ -139,20 +174,33 @@ async def test_a_fleet_fetches_each_robots_txt_once_and_keeps_crawl_delay_togeth
         assert _decisions(result) == (crawled, forbidden)
 
 
+def _scripts_run(client: redis.Redis) -> int:
+    """Lua scripts the Redis server has run: before a fetch, only lease attempts."""
+    stats = client.info("commandstats").get("cmdstat_evalsha", {})
+    return int(stats.get("calls", 0)) - int(stats.get("failed_calls", 0))  # less NOSCRIPT
+
+
 @async_test
 async def test_a_crashed_lease_holder_delays_the_fetch_only_until_its_lease_expires(
     mockserver: MockServer, redis_server: RedisServer
 ) -> None:
     mockserver.set_robots("crash.test", Reply(body=PRIVATE))
-    # A crawler took the lease on crash.test for 1.5 s, then died.
+    # A crawler took the lease on crash.test, then died.
     client = redis.Redis.from_url(redis_server.url)
-    client.set(f"robotrules:lease:http://crash.test:{mockserver.port}", "dead", px=1500)
+    lease = f"robotrules:lease:http://crash.test:{mockserver.port}"
+    client.set(lease, "dead", px=60_000)
     pages = [mockserver.url("crash.test", "/a"), mockserver.url("crash.test", "/private/b")]
     settings = {**OURS, "ROBOTRULES_STORE": redis_server.url}
-    started = time.monotonic()
-    result = await run_spider(RecordingSpider, settings, start_urls=pages)
+    crawl = Deferred.fromCoroutine(run_spider(RecordingSpider, settings, start_urls=pages))
+    while _scripts_run(client) < 2 and not crawl.called:  # found it taken, asked again
+        await _sleep(0.05)
+    assert not robots_log(mockserver, "crash.test")
+    # Its lease runs out (as if its 60 s were over): 0.3 s from now.
+    expires = time.monotonic()
+    client.pexpire(lease, 300)
+    result = await crawl
     [fetch] = robots_log(mockserver, "crash.test")
-    assert fetch.time - started > 1.2  # waited for the lease to expire, then fetched
+    assert fetch.time - expires > 0.25  # not before
     assert result.crawled == [pages[0]]
     assert result.ignored == [pages[1]]
 
@@ -164,16 +212,18 @@ async def test_a_restarted_crawl_fetches_no_fresh_robots_txt_again(
     hosts = [f"r{n}.test" for n in range(5)]
     for host in hosts:
         mockserver.set_robots(host, Reply(body=PRIVATE))
-    # Fresh for one second only: fetched again after a restart that late.
-    mockserver.set_robots("brief.test", Reply(body=PRIVATE, headers={"Cache-Control": "max-age=1"}))
+    mockserver.set_robots("brief.test", Reply(body=PRIVATE))
     urls = [mockserver.url(h, p) for h in [*hosts, "brief.test"] for p in ("/a", "/private/b")]
-    settings = {
-        **OURS,
-        "ROBOTRULES_STORE": f"sqlite://{tmp_path}/robots.db",
-        "ROBOTRULES_MIN_AGE": 0,
-    }
+    store = f"sqlite://{tmp_path}/robots.db"
+    settings = {**OURS, "ROBOTRULES_STORE": store}
     first = await run_spider(RecordingSpider, settings, start_urls=urls)
-    await _sleep(1.1)
+    # brief.test's file goes stale before the restart (set in the store, not
+    # waited for: a short max-age could also run out during the first crawl).
+    backend = open_backend(store)
+    brief = backend.load(mockserver.url("brief.test").rstrip("/"))
+    assert brief is not None
+    backend.save(brief._replace(fresh_until=time.time() - 1))
+    backend.close()
     second = await run_spider(RecordingSpider, settings, start_urls=urls)
 
     for host in hosts:
@@ -192,7 +242,8 @@ async def test_redis_killed_mid_crawl_the_crawl_finishes_on_memory(
     mockserver: MockServer, redis_server: RedisServer
 ) -> None:
     # Five sites found first; each links to pages of five more, found only
-    # after Redis is gone (the first pages answer in 1 s, Redis dies at 0.5 s).
+    # after Redis is gone: killed once a first page is asked for (its
+    # robots.txt went through Redis), which answers only 1 s after that.
     later = [f"later{n}.test" for n in range(5)]
     first = [f"first{n}.test" for n in range(5)]
     for host in first + later:
@@ -201,11 +252,16 @@ async def test_redis_killed_mid_crawl_the_crawl_finishes_on_memory(
     for host in first:
         mockserver.set_pages(host, links, delays={"/": 1.0})
     settings = {**OURS, "ROBOTRULES_STORE": redis_server.url, "DOWNLOAD_TIMEOUT": 5.0}
-    get_reactor().callLater(0.5, redis_server.stop)
-    result = await run_spider(
-        RecordingSpider, settings, start_urls=[mockserver.url(h) for h in first], follow=True
+    crawl = Deferred.fromCoroutine(
+        run_spider(
+            RecordingSpider, settings, start_urls=[mockserver.url(h) for h in first], follow=True
+        )
     )
-    assert redis_server.process is None  # it was killed before the crawl ended
+    while not any(mockserver.requests_for(h, "/") for h in first) and not crawl.called:
+        await _sleep(0.02)
+    assert not any(mockserver.requests_for(h) for h in later)  # none known before the kill
+    redis_server.stop()
+    result = await crawl
     # Robots.txt still decides: the later sites' private pages are dropped.
     assert paths(result, result.crawled) == [""] * 5 + ["a"] * 5
     assert paths(result, result.ignored) == ["private/b"] * 5

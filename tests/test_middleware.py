@@ -620,7 +620,9 @@ async def test_dont_obey_robotstxt_skips_the_check(mockserver: MockServer) -> No
     result = await run_spider(DontObeySpider, OURS)
     assert result.crawled == [url]
     assert robots_log(mockserver, "closed.test") == []
-    assert not [k for k in result.stats if k.startswith("robotrules/")]
+    # Offered and counted as such, never checked.
+    counted = {k: v for k, v in result.stats.items() if k.startswith("robotrules/")}
+    assert counted == {"robotrules/offered": 1, "robotrules/unchecked": 1}
 
 
 @async_test

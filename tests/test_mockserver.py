@@ -195,6 +195,28 @@ async def test_stop_drops_requests_that_would_never_be_answered(mockserver: Mock
 
 
 @async_test
+async def test_release_answers_the_hung_robots_txt_fetches_of_one_host(
+    mockserver: MockServer,
+) -> None:
+    for host in ("held.test", "other.test"):
+        mockserver.set_robots(host, Reply(hang=True))
+    held = [
+        Deferred.fromCoroutine(fetch(mockserver.url(host, "/robots.txt")))
+        for host in ("held.test", "held.test", "other.test")
+    ]
+    while len(mockserver.requests) < 3:
+        tick: Deferred[None] = Deferred()
+        get_reactor().callLater(0.01, tick.callback, None)
+        await tick
+    mockserver.release("held.test", Reply(body=b"User-agent: *\n"))
+    assert [(await d).body for d in held[:2]] == [b"User-agent: *\n"] * 2
+    assert not held[2].called  # another host's fetch still hangs
+    held[2].addErrback(lambda _: None)  # cut off when the server stops
+    later = await fetch(mockserver.url("held.test", "/robots.txt"))
+    assert later.body == b"User-agent: *\n"  # and later fetches get the reply at once
+
+
+@async_test
 async def test_a_crawl_that_never_ends_fails_instead_of_hanging(mockserver: MockServer) -> None:
     mockserver.set_robots("hang.test", Reply(hang=True))
     url = mockserver.url("hang.test", "/robots.txt")

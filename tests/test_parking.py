@@ -167,14 +167,16 @@ async def test_counts_add_up_on_a_crawl_of_many_sites(mockserver: MockServer) ->
     enqueued = result.stats.get("scheduler/enqueued", 0)
     filtered = result.stats.get("dupefilter/filtered", 0)
     forbidden, unreachable = stat(result, "forbidden"), stat(result, "unreachable")
-    # Every request offered to the scheduler ends as scheduled, forbidden,
-    # unreachable or filtered as a duplicate.
+    # Every request offered ends as allowed, forbidden or unreachable; the
+    # allowed ones entered the scheduler or were filtered there as duplicates.
     assert stat(result, "offered") == len(urls) == 90
-    assert enqueued + filtered + forbidden + unreachable == 90
-    # Six sites of each kind; the second "/a" of each is a duplicate.
-    assert (enqueued, filtered) == (6 * (0 + 2 + 1 + 0 + 1), 30)
-    assert forbidden == 6 * (2 + 0 + 1 + 0 + 1)
-    assert unreachable == 6 * 2
+    assert stat(result, "allowed") + forbidden + unreachable == 90
+    assert enqueued + filtered == stat(result, "allowed")
+    # Six sites of each kind; the second "/a" of each is a duplicate, decided
+    # like the first: a forbidden duplicate is dropped as forbidden.
+    assert (enqueued, filtered) == (6 * (0 + 2 + 1 + 0 + 1), 6 * 3)
+    assert forbidden == 6 * (3 + 0 + 1 + 0 + 1)
+    assert unreachable == 6 * 3
     assert len(result.crawled) == enqueued
     assert stat(result, "parked") > 0
 
@@ -223,10 +225,14 @@ async def test_a_crawl_stopped_with_requests_parked_resumes_with_them(
     assert pages == []
     # The parked requests were saved with the scheduler's queue.
     assert first.stats.get("scheduler/enqueued/disk", 0) == 3
+    assert stat(first, "saved_at_close") == stat(first, "offered") == 3
 
     mockserver.set_robots("jobs.test", Reply(body=PRIVATE))
     second = await run_spider(StoppingSpider, settings)
     pages = [r.path for r in mockserver.requests_for("jobs.test") if r.path != "/robots.txt"]
     assert sorted(pages) == ["/a", "/b"]
     assert stat(second, "forbidden") == 1
+    # Offered anew on resuming: the identity holds in each run.
+    assert stat(second, "offered") == 3
+    assert stat(second, "allowed") == 2
     assert second.stats.get("finish_reason") == "finished"

@@ -177,12 +177,71 @@ def test_blank_comment_sitemap_host_unknown_lines_do_not_end_a_group(between: st
     assert not RobotsTxt.parse(content).allowed("/b", "bot")
 
 
-def test_crawl_delay_is_a_member_so_a_following_user_agent_starts_a_group() -> None:
-    content = "User-agent: a\nCrawl-delay: 3\nUser-agent: b\nDisallow: /\n"
+# SPEC 2: only a rule line ends a run of User-agent lines (RFC 9309 §2.2.4).
+
+GITHUB = "User-agent: baidu\ncrawl-delay: 1\n\n\nUser-agent: *\n\nDisallow: /x\n"
+
+
+def test_github_example_baidu_gets_the_disallow_and_the_delay() -> None:
+    robots = RobotsTxt.parse(GITHUB)
+    assert not robots.allowed("/x", "baidu")
+    assert robots.crawl_delay("baidu") == 1.0
+    assert not robots.allowed("/x", "otherbot")
+    [group] = robots.groups
+    assert [(a.value, a.line) for a in group.user_agents] == [("baidu", 1), ("*", 5)]
+    decision = robots.explain("/x", "Baidu/2.0")
+    assert decision.groups == [group]
+    assert decision.rule is not None
+    assert (decision.rule.pattern, decision.rule.line) == ("/x", 7)
+
+
+@pytest.mark.parametrize(
+    "member", ["Crawl-delay: 3", "Request-rate: 1/3", "Visit-time: 0600-0845", "Crawl-delay: x"]
+)
+def test_politeness_lines_do_not_end_the_user_agent_run(member: str) -> None:
+    content = f"User-agent: a\n{member}\nUser-agent: b\nDisallow: /\n"
     robots = RobotsTxt.parse(content)
-    assert robots.allowed("/x", "a")
-    assert robots.crawl_delay("a") == 3.0
+    assert len(robots.groups) == 1
+    assert not robots.allowed("/x", "a")
+    assert not robots.allowed("/x", "b")
+
+
+def test_politeness_lines_belong_to_the_group_they_stand_in() -> None:
+    content = (
+        "User-agent: a\nCrawl-delay: 3\nRequest-rate: 1/4\nVisit-time: 0600-0845\n"
+        "User-agent: b\nCrawl-delay: 5\nDisallow: /p\n"
+        "User-agent: c\nDisallow: /q\n"
+    )
+    robots = RobotsTxt.parse(content)
+    for agent in ("a", "b"):
+        assert robots.crawl_delay(agent) == 5.0  # the largest in the group
+        rate = robots.request_rate(agent)
+        assert rate is not None
+        assert rate.delay == 4.0
+        assert len(robots.visit_time(agent)) == 1
+        assert not robots.allowed("/p", agent)
+    assert robots.crawl_delay("c") is None
+    assert robots.request_rate("c") is None
+    assert robots.visit_time("c") == []
+    assert robots.allowed("/p", "c")
+
+
+@pytest.mark.parametrize("rule", ["Disallow: /a", "Allow: /a", "Disallow:", "disallow /a"])
+def test_a_rule_line_ends_the_run_even_with_an_empty_value(rule: str) -> None:
+    content = f"User-agent: a\nCrawl-delay: 2\n{rule}\nUser-agent: b\nDisallow: /b\n"
+    robots = RobotsTxt.parse(content)
+    assert len(robots.groups) == 2
+    assert robots.allowed("/b", "a")
+    assert robots.crawl_delay("a") == 2.0
     assert robots.crawl_delay("b") is None
+
+
+def test_rules_keep_their_line_numbers_across_a_joined_user_agent() -> None:
+    content = "User-agent: a\nCrawl-delay: 1\n# c\nUser-agent: b\nAllow: /p\nDisallow: /\n"
+    decision = RobotsTxt.parse(content).explain("/p", "a")
+    assert decision.rule is not None
+    assert (decision.rule.allow, decision.rule.line) == (True, 5)
+    assert RobotsTxt.parse(content).unknown_lines == 0
 
 
 def test_sitemap_and_host_are_file_wide_wherever_they_stand() -> None:

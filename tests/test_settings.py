@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +22,8 @@ from scrapy_robotrules import RobotRulesExtension, RobotRulesMiddleware
 from scrapy_robotrules.settings import DEFAULTS, RobotRulesConfig, RobotRulesSettingError
 
 CRAWL_TESTS = True
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def config(
@@ -176,17 +183,31 @@ CHOICES = {
         ("ROBOTRULES_AGENT_MATCH", "regex", CHOICES["ROBOTRULES_AGENT_MATCH"]),
         ("ROBOTRULES_UNAUTHORIZED", "deny", CHOICES["ROBOTRULES_UNAUTHORIZED"]),
         ("ROBOTRULES_UNAUTHORIZED", 1, CHOICES["ROBOTRULES_UNAUTHORIZED"]),
-        ("ROBOTRULES_MAX_SIZE", 0, "a whole number, 1 or more"),
-        ("ROBOTRULES_MAX_SIZE", 1.5, "a whole number, 1 or more"),
-        ("ROBOTRULES_MAX_SIZE", "big", "a whole number, 1 or more"),
-        ("ROBOTRULES_CACHE_SIZE", -1, "a whole number, 1 or more"),
-        ("ROBOTRULES_CACHE_SIZE", True, "a whole number, 1 or more"),
-        ("ROBOTRULES_RETRY_DELAY", 0, "a number of seconds, more than 0"),
-        ("ROBOTRULES_RETRY_DELAY", "soon", "a number of seconds, more than 0"),
-        ("ROBOTRULES_MAX_AGE", float("inf"), "a number of seconds, more than 0"),
-        ("ROBOTRULES_UNREACHABLE_TIMEOUT", -1, "a number of seconds, 0 or more"),
-        ("ROBOTRULES_UNREACHABLE_TIMEOUT", float("nan"), "a number of seconds, 0 or more"),
-        ("ROBOTRULES_MAX_CRAWL_DELAY", [1], "a number of seconds, 0 or more"),
+        ("ROBOTRULES_MAX_SIZE", 0, "a whole number from 1 to 10000000"),
+        ("ROBOTRULES_MAX_SIZE", 1.5, "a whole number from 1 to 10000000"),
+        ("ROBOTRULES_MAX_SIZE", "big", "a whole number from 1 to 10000000"),
+        ("ROBOTRULES_MAX_SIZE", 10**12, "a whole number from 1 to 10000000"),
+        ("ROBOTRULES_CACHE_SIZE", -1, "a whole number from 1 to 100000000"),
+        ("ROBOTRULES_CACHE_SIZE", True, "a whole number from 1 to 100000000"),
+        ("ROBOTRULES_CACHE_SIZE", "1e300", "a whole number from 1 to 100000000"),
+        ("ROBOTRULES_RETRY_DELAY", 0, "a number of seconds, more than 0 and at most 600"),
+        ("ROBOTRULES_RETRY_DELAY", "soon", "a number of seconds, more than 0 and at most 600"),
+        ("ROBOTRULES_RETRY_DELAY", 601, "a number of seconds, more than 0 and at most 600"),
+        (
+            "ROBOTRULES_MAX_AGE",
+            float("inf"),
+            "a number of seconds, more than 0 and at most 31536000",
+        ),
+        ("ROBOTRULES_MAX_AGE", "1e300", "a number of seconds, more than 0 and at most 31536000"),
+        ("ROBOTRULES_MIN_AGE", 1e300, "a number of seconds, 0 or more and at most 31536000"),
+        ("ROBOTRULES_UNREACHABLE_TIMEOUT", -1, "a number of seconds, 0 or more and at most 604800"),
+        (
+            "ROBOTRULES_UNREACHABLE_TIMEOUT",
+            float("nan"),
+            "a number of seconds, 0 or more and at most 604800",
+        ),
+        ("ROBOTRULES_MAX_CRAWL_DELAY", [1], "a number of seconds, 0 or more and at most 86400"),
+        ("ROBOTRULES_MAX_CRAWL_DELAY", 1e9, "a number of seconds, 0 or more and at most 86400"),
         ("ROBOTRULES_CRAWL_DELAY", "yes", "True or False (or 1, 0, 'true', 'false')"),
         ("ROBOTRULES_CRAWL_DELAY", 2, "True or False (or 1, 0, 'true', 'false')"),
         ("ROBOTRULES_USER_AGENT", "/1.0", "a user agent string that starts with a product token"),
@@ -194,10 +215,12 @@ CHOICES = {
         ("ROBOTRULES_STORE", "memcached://cache", STORES),
         ("ROBOTRULES_STORE", "sqlite://host/robots.db", STORES),
         ("ROBOTRULES_STORE", None.__class__, STORES),
-        ("ROBOTRULES_LEASE", 0, "a number of seconds, more than 0"),
-        ("ROBOTRULES_CONCURRENT_FETCHES", 0, "a whole number, 1 or more"),
-        ("ROBOTRULES_CACHE_BYTES", 0, "a whole number, 1 or more"),
-        ("ROBOTRULES_CACHE_BYTES", "1MB", "a whole number, 1 or more"),
+        ("ROBOTRULES_LEASE", 0, "a number of seconds, more than 0 and at most 3600"),
+        ("ROBOTRULES_LEASE", "1e300", "a number of seconds, more than 0 and at most 3600"),
+        ("ROBOTRULES_CONCURRENT_FETCHES", 0, "a whole number from 1 to 10000"),
+        ("ROBOTRULES_MAX_WAITING_PER_ORIGIN", -1, "a whole number from 0 to 10000000"),
+        ("ROBOTRULES_CACHE_BYTES", 0, "a whole number from 1 to 1099511627776"),
+        ("ROBOTRULES_CACHE_BYTES", "1MB", "a whole number from 1 to 1099511627776"),
     ],
 )
 def test_a_bad_value_gets_one_message_naming_the_setting_and_the_choices(
@@ -227,11 +250,19 @@ def test_no_agent_at_all_is_an_error() -> None:
         config({"USER_AGENT": ""})
 
 
+def test_a_store_url_in_an_error_shows_no_password() -> None:
+    with pytest.raises(RobotRulesSettingError) as raised:
+        config({"ROBOTRULES_STORE": "memcached://bob:s3cret@cache/0?password=s3cret"})
+    assert "s3cret" not in str(raised.value)
+    assert "memcached://***@cache/0?password=***" in str(raised.value)
+
+
 @async_test
-async def test_a_bad_setting_stops_the_crawl_before_any_request() -> None:
+async def test_a_bad_spider_setting_stops_its_crawl_before_any_request_with_one_error() -> None:
     class Never(Spider):
         name = "never"
         start_urls = ["http://never.test/"]  # noqa: RUF012
+        custom_settings = {"ROBOTRULES_LEASE": 1e300}  # noqa: RUF012
 
     install_loopback_dns()
     settings = {
@@ -239,13 +270,144 @@ async def test_a_bad_setting_stops_the_crawl_before_any_request() -> None:
         **reactor_settings(),
         "ROBOTSTXT_OBEY": True,
         "ADDONS": {"scrapy_robotrules.Addon": 0},
-        "ROBOTRULES_PRECEDENCE": "longest",
     }
     runner = CrawlerRunner(settings)
     crawler = runner.create_crawler(Never)
-    with pytest.raises(RobotRulesSettingError, match=r"^ROBOTRULES_PRECEDENCE must be one of"):
-        await runner.crawl(crawler)
+    handler = _Records()
+    logging.getLogger("scrapy_robotrules").addHandler(handler)
+    try:
+        with pytest.raises(RobotRulesSettingError, match=r"^ROBOTRULES_LEASE must be a number"):
+            await runner.crawl(crawler)
+    finally:
+        logging.getLogger("scrapy_robotrules").removeHandler(handler)
     assert not crawler.stats.get_value("downloader/request_count")
+    assert [(r.levelname, r.getMessage()) for r in handler.records] == [
+        (
+            "ERROR",
+            "ROBOTRULES_LEASE must be a number of seconds, more than 0 and at most 3600,"
+            " not 1e+300: the crawl cannot start",
+        )
+    ]
+
+
+def test_a_bad_process_setting_ends_the_program_as_the_runner_is_built() -> None:
+    settings = {"ROBOTSTXT_OBEY": True, "ADDONS": {"scrapy_robotrules.Addon": 0}}
+    with pytest.raises(SystemExit) as raised:
+        CrawlerRunner({**settings, "ROBOTRULES_MAX_AGE": "1e300"})
+    assert str(raised.value) == (
+        "scrapy-robotrules: ROBOTRULES_MAX_AGE must be a number of seconds,"
+        " more than 0 and at most 31536000, not '1e300'"
+    )
+    # The agent is left to the spiders, which may name one; off means unchecked.
+    CrawlerRunner({**settings, "USER_AGENT": ""})
+    CrawlerRunner({**settings, "ROBOTSTXT_OBEY": False, "ROBOTRULES_LEASE": -1})
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+SPIDER = """
+import scrapy
+
+
+class Demo(scrapy.Spider):
+    name = "demo"
+    start_urls = ["data:,hello"]
+    custom_settings = {custom}
+
+    def parse(self, response):
+        pass
+"""
+
+SCRIPT = """
+import sys
+
+from scrapy.crawler import {process}
+
+sys.path.insert(0, {spiders!r})
+from demo import Demo
+
+process = {process}({settings!r})
+process.crawl(Demo)
+process.start()
+"""
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        args, cwd=cwd, env=environment, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def _project(directory: Path, custom: dict[str, Any]) -> Path:
+    (directory / "scrapy.cfg").write_text("[settings]\ndefault = tp.settings\n")
+    package = directory / "tp"
+    (package / "spiders").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "spiders" / "__init__.py").write_text("")
+    (package / "settings.py").write_text(
+        'SPIDER_MODULES = ["tp.spiders"]\nROBOTSTXT_OBEY = True\n'
+        'ADDONS = {"scrapy_robotrules.Addon": 0}\nTELNETCONSOLE_ENABLED = False\n'
+    )
+    (package / "spiders" / "demo.py").write_text(SPIDER.format(custom=repr(custom)))
+    return package / "spiders"
+
+
+LEASE_ERROR = "ROBOTRULES_LEASE must be a number of seconds, more than 0 and at most 3600"
+
+
+@pytest.mark.parametrize(
+    ("options", "custom"),
+    [
+        (["-s", "ROBOTRULES_LEASE=1e300"], {}),  # the project's: refused before any crawl
+        ([], {"ROBOTRULES_LEASE": "1e300"}),  # the spider's: refused as its crawl starts
+        (["-s", "FORCE_CRAWLER_PROCESS=True"], {"ROBOTRULES_LEASE": "1e300"}),
+    ],
+)
+def test_scrapy_crawl_with_a_bad_setting_exits_non_zero_with_one_clear_line(
+    tmp_path: Path, options: list[str], custom: dict[str, Any]
+) -> None:
+    _project(tmp_path, custom)
+    done = _run([sys.executable, "-m", "scrapy.cmdline", "crawl", "demo", *options], tmp_path)
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if LEASE_ERROR in line]
+    assert errors, done.stderr
+    assert "ERROR" in errors[0] or errors[0].startswith("scrapy-robotrules: ")
+    assert "Spider opened" not in done.stderr
+    if "FORCE_CRAWLER_PROCESS=True" in options:
+        # Scrapy's Deferred-based CrawlerProcess reports the failed crawl as an
+        # unhandled error: Twisted's short traceback, which ends with the same message.
+        assert done.stderr.rstrip().splitlines()[-1].endswith(f"{LEASE_ERROR}, not '1e300'")
+    else:
+        assert "Traceback" not in done.stderr, done.stderr
+        assert len(errors) == 1
+
+
+@pytest.mark.parametrize("process", ["CrawlerProcess", "AsyncCrawlerProcess"])
+def test_a_crawler_process_script_with_a_bad_setting_exits_non_zero_with_one_line(
+    tmp_path: Path, process: str
+) -> None:
+    spiders = _project(tmp_path, {})
+    settings = {
+        "ROBOTSTXT_OBEY": True,
+        "ADDONS": {"scrapy_robotrules.Addon": 0},
+        "ROBOTRULES_MAX_AGE": 1e300,
+    }
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT.format(process=process, spiders=str(spiders), settings=settings))
+    done = _run([sys.executable, str(script)], tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "scrapy-robotrules: ROBOTRULES_MAX_AGE must be a number of seconds,"
+        " more than 0 and at most 31536000, not 1e+300"
+    ]
 
 
 def test_bad_settings_do_not_matter_when_robotstxt_obey_is_off() -> None:

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import NamedTuple
 
 import pytest
 import redis
 from redisserver import RedisServer, free_port
 
-from scrapy_robotrules import RobotRules
-from scrapy_robotrules.backends import Backend, Record, StoreError, open_backend, store_kind
+from scrapy_robotrules import RobotRules, cached_store
+from scrapy_robotrules.backends import (
+    Backend,
+    Record,
+    StoreError,
+    open_backend,
+    redact_url,
+    store_kind,
+)
 from scrapy_robotrules.cached_store import CachedStore, open_store
 from scrapy_robotrules.fetch_policy import Outcome
 from scrapy_robotrules.redis_backend import RedisBackend
@@ -89,10 +97,39 @@ class TestStoreUrls:
         relative.save(record())
         assert (tmp_path / "sub" / "b.db").exists()
 
-    def test_redis_password_kept_out_of_logs(self) -> None:
-        backend = RedisBackend("redis://user:secret@127.0.0.1:1/0")
-        assert "secret" not in backend.name
-        assert "***" in backend.name
+    @pytest.mark.parametrize(
+        ("url", "shown", "secret"),
+        [
+            ("redis://:s3cret@cache:6379/0", "redis://***@cache:6379/0", "s3cret"),
+            ("redis://bob:s3cret@cache/0", "redis://***@cache/0", "s3cret"),
+            ("redis://cache/0?password=s3cret", "redis://cache/0?password=***", "s3cret"),
+            (
+                "redis://cache/0?username=bob&password=s3cret",
+                "redis://cache/0?username=***&password=***",
+                "s3cret",
+            ),
+            ("rediss://bob:s3cret@cache:6380/2", "rediss://***@cache:6380/2", "s3cret"),
+            ("unix://:s3cret@/run/redis.sock?db=1", "unix://***@/run/redis.sock?db=1", "s3cret"),
+            (
+                "unix:///run/redis.sock?db=1&password=s3cret",
+                "unix:///run/redis.sock?db=1&password=***",
+                "s3cret",
+            ),
+            ("redis://:s3%40cret@cache/0", "redis://***@cache/0", "s3@cret"),
+            ("redis://:s3@cret@cache/0", "redis://***@cache/0", "s3@cret"),
+        ],
+    )
+    def test_credentials_are_never_shown(self, url: str, shown: str, secret: str) -> None:
+        assert redact_url(url) == shown
+        if store_kind(url) == "redis":
+            assert RedisBackend(url).name == shown
+        # A driver's message may quote the URL or the password itself.
+        quoted = f"failed: {url} said AUTH {secret}"
+        assert redact_url(url, quoted) == f"failed: {shown} said AUTH ***"
+
+    @pytest.mark.parametrize("url", ["redis://cache:6379/0", "sqlite:///srv/robots.db", "memory"])
+    def test_urls_without_credentials_are_shown_as_they_are(self, url: str) -> None:
+        assert redact_url(url) == url
 
 
 class TestBackends:
@@ -128,38 +165,75 @@ class TestBackends:
         assert backend.lease("http://other.example", "a", 30)  # leases are per origin
 
     def test_lease_of_a_crashed_holder_expires(self, backend: Backend) -> None:
-        assert backend.lease(ORIGIN, "crashed", 0.2)
+        assert backend.lease(ORIGIN, "crashed", 60)
         assert not backend.lease(ORIGIN, "b", 30)
+        # Its last renewal, for 0.2 s: then it crashed.
+        assert backend.lease(ORIGIN, "crashed", 0.2)
         time.sleep(0.3)
         assert backend.lease(ORIGIN, "b", 30)
 
     def test_reserve_books_turns_an_interval_apart(self, backend: Backend) -> None:
-        waits = [backend.reserve(ORIGIN, 10.0) for _ in range(3)]
-        assert waits[0] == pytest.approx(0, abs=0.5)
-        assert waits[1] == pytest.approx(10, abs=0.5)
-        assert waits[2] == pytest.approx(20, abs=0.5)
-        assert backend.reserve("http://other.example", 10.0) == pytest.approx(0, abs=0.5)
+        turns = [_book(backend, 10.0) for _ in range(3)]
+        assert turns[0].wait == 0  # the first turn is now
+        for n, turn in enumerate(turns):
+            # Each turn 10 s after the one before, however long the calls took.
+            assert turn.earliest - turns[0].latest <= 10.0 * n + 1e-5
+            assert turn.latest - turns[0].earliest >= 10.0 * n - 1e-5
+        assert backend.reserve("http://other.example", 10.0) == 0
 
     def test_reserve_across_processes(self, store_url: str) -> None:
         """Four processes booking at once get distinct turns, each an interval apart."""
-        interval = 0.05
+        interval = 10.0  # booked, not waited for
         context = multiprocessing.get_context("spawn")
         with context.Pool(4) as pool:
             batches = pool.starmap(_book_turns, [(store_url, interval, 10)] * 4)
-        turns = sorted(t for batch in batches for t in batch)
+        turns = sorted((turn for batch in batches for turn in batch), key=lambda t: t.earliest)
         assert len(turns) == 40
-        gaps = [b - a for a, b in itertools.pairwise(turns)]
-        assert min(gaps) > interval - 0.01, gaps
+        # Turns an interval apart exist within what each process saw (a turn
+        # is known to within the call's duration, which a busy machine stretches).
+        at = turns[0].earliest
+        for turn in turns[1:]:
+            at = max(turn.earliest, at + interval)
+            assert at <= turn.latest + 1e-5, (turn, at)
 
 
-def _book_turns(url: str, interval: float, count: int) -> list[float]:
+class Turn(NamedTuple):
+    """A booked turn: ``wait`` from some moment between ``before`` and ``after`` the call."""
+
+    before: float
+    wait: float
+    after: float
+
+    @property
+    def earliest(self) -> float:
+        return self.before + self.wait
+
+    @property
+    def latest(self) -> float:
+        return self.after + self.wait
+
+
+def _book(backend: Backend, interval: float) -> Turn:
+    before = time.time()
+    wait = backend.reserve(ORIGIN, interval)
+    return Turn(before, wait, time.time())
+
+
+def _book_turns(url: str, interval: float, count: int) -> list[Turn]:
     backend = open_backend(url, timeout=5.0)
-    turns = []
-    for _ in range(count):
-        wait = backend.reserve(ORIGIN, interval)
-        turns.append(time.time() + wait)
+    turns = [_book(backend, interval) for _ in range(count)]
     backend.close()
     return turns
+
+
+class Clock:
+    """A clock that moves only when a test moves it."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 class Events(Counter[str]):
@@ -167,7 +241,7 @@ class Events(Counter[str]):
         self[name] += 1
 
 
-def cached(url: str, events: Callable[[str], None] | None = None, **kw: float) -> CachedStore:
+def cached(url: str, events: Callable[[str], None] | None = None, **kw: object) -> CachedStore:
     store = open_store(url, on_event=events)
     assert isinstance(store, CachedStore)
     for name, value in kw.items():
@@ -186,12 +260,13 @@ class TestCachedStore:
         assert second_events == {"hits": 1}  # then decided from its own cache
 
     def test_miss_is_asked_again_only_after_recheck(self, store_url: str) -> None:
-        events = Events()
-        store = cached(store_url, events, recheck=0.2)
+        events, clock = Events(), Clock(time.time())
+        store = cached(store_url, events, recheck=0.2, clock=clock)
         assert store.get(ORIGIN) is None
+        clock.now += 0.19
         assert store.get(ORIGIN) is None
         assert events == {"misses": 1}
-        time.sleep(0.25)
+        clock.now += 0.02
         assert store.get(ORIGIN) is None
         assert events == {"misses": 2}
 
@@ -278,8 +353,16 @@ def _entry(outcome: Outcome, fetched_at: float, fresh_until: float) -> Entry:
 
 class TestFallback:
     def test_redis_down_then_back(
-        self, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+        self,
+        redis_server: RedisServer,
+        caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
+        # The store's retry clock moves only when the test says.
+        monotonic = Clock(time.monotonic())
+        monkeypatch.setattr(
+            cached_store, "time", SimpleNamespace(monotonic=monotonic, time=time.time)
+        )
         events = Events()
         store = cached(redis_server.url, events, retry_after=0.3)
         db = RobotRules("bot", store=store)
@@ -295,9 +378,14 @@ class TestFallback:
             assert "in-process memory store" in warnings[0].getMessage()
             assert events["errors"] == 1  # then no call until retry_after
             redis_server.start()
-            time.sleep(0.35)
+            monotonic.now += 0.29
+            assert store.get("http://new.example") is None  # not asked yet
+            assert events["errors"] == 1
+            assert not [r for r in caplog.records if r.levelno == logging.INFO]
+            monotonic.now += 0.02
             assert store.get("http://new.example") is None  # asks again, succeeds
-            assert any("answers again" in r.getMessage() for r in caplog.records)
+            [back] = [r for r in caplog.records if r.levelno == logging.INFO]
+            assert "answers again" in back.getMessage()
         # What was fetched while it was down has been written back.
         assert RobotRules("bot", store=redis_server.url).allowed(f"{ORIGIN}/private") is False
 
@@ -340,3 +428,88 @@ def test_a_record_kept_from_an_outage_never_overwrites_a_newer_one(
     record = open_backend(redis_server.url).load(ORIGIN)
     assert record is not None
     assert record.outcome is Outcome.DISALLOW_ALL
+
+
+SECRET = "s3cret-pw"
+ROBOT_SECRET = "r0b0t-pw"
+
+
+@pytest.fixture
+def locked_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis server asking for a password: of the default user, or of the ACL user ``robot``."""
+    socket = tmp_path / "redis.sock"
+    server = RedisServer(
+        tmp_path,
+        [
+            "--requirepass",
+            SECRET,
+            "--user",
+            "robot",
+            "on",
+            f">{ROBOT_SECRET}",
+            "~*",
+            "&*",
+            "+@all",
+            "--unixsocket",
+            str(socket),
+        ],
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def _credential_urls(server: RedisServer, secret: str, robot_secret: str) -> list[str]:
+    host = f"127.0.0.1:{server.port}"
+    socket = server.directory / "redis.sock"
+    return [
+        f"redis://:{secret}@{host}/0",
+        f"redis://robot:{robot_secret}@{host}/0",
+        f"redis://{host}/0?password={secret}",
+        f"unix://:{secret}@{socket}?db=0",
+        f"unix://{socket}?db=0&password={secret}",
+    ]
+
+
+class TestCredentials:
+    """Every form of a Redis password works, and none reaches a log line, a stat or an error."""
+
+    def test_every_form_reaches_the_server(self, locked_redis: RedisServer) -> None:
+        for url in _credential_urls(locked_redis, SECRET, ROBOT_SECRET):
+            backend = open_backend(url)
+            backend.save(record())
+            assert backend.load(ORIGIN) == record()._replace(
+                fetched_at=backend.load(ORIGIN).fetched_at,  # type: ignore[union-attr]
+                fresh_until=backend.load(ORIGIN).fresh_until,  # type: ignore[union-attr]
+            ), url
+            backend.close()
+
+    def test_a_failing_store_shows_no_password(
+        self, locked_redis: RedisServer, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        wrong, robot_wrong = "wr0ng-leaked-pw", "wr0ng-robot-pw"
+        urls = _credential_urls(locked_redis, wrong, robot_wrong)
+        # TLS to a server that speaks none: fails with the right password.
+        urls.append(f"rediss://robot:{ROBOT_SECRET}@127.0.0.1:{locked_redis.port}/0")
+        secrets = (wrong, robot_wrong, ROBOT_SECRET)
+        for url in urls:
+            caplog.clear()
+            backend = open_backend(url, timeout=0.5)
+            with pytest.raises(StoreError) as raised:
+                backend.load(ORIGIN)
+            message = str(raised.value)
+            assert raised.value.__cause__ is None
+            assert raised.value.__context__ is not None
+            events = Events()
+            store = CachedStore(open_backend(url, timeout=0.5), on_event=events)
+            with caplog.at_level(logging.DEBUG):
+                assert store.get(ORIGIN) is None
+            logged = [r.getMessage() for r in caplog.records]
+            assert any("failed" in line for line in logged), url
+            assert events["errors"] == 1
+            for secret in secrets:
+                assert secret not in message, (url, message)
+                assert not any(secret in line for line in logged), (url, logged)
+                assert not any(secret in name for name in events), events
+            assert "***" in message
+            assert "***" in store.backend.name

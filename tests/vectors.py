@@ -1,4 +1,4 @@
-"""Loading the shared conformance vectors (``shared/conformance/vectors.txt``).
+"""Loading the conformance vectors (``tests/data/vectors.txt``).
 
 Format (see the file's header): one vector per line, fields separated by ``' | '``::
 
@@ -7,8 +7,10 @@ Format (see the file's header): one vector per line, fields separated by ``' | '
 robots.txt, agent and url use C escapes (``\\n \\r \\t \\\\ \\xHH``); ``\\xHH`` is a
 raw byte, so a robots.txt holding one is ``bytes``. ``<empty>`` is the empty string.
 
-The ``shared`` directory is a sibling of the repository root; the environment
-variable ``ROBOTRULES_SHARED`` overrides where it is.
+The repository keeps its own byte-identical copy of the project's shared
+vectors (``shared/conformance/vectors.txt``, where ``shared`` is a sibling of
+the repository root, or the directory named by ``ROBOTRULES_SHARED``); when
+that directory is there, a test checks the two are still equal.
 """
 
 from __future__ import annotations
@@ -83,7 +85,11 @@ class Vector:
         return f"vectors.txt:{self.line}"
 
 
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
 def shared_dir() -> Path:
+    """``$ROBOTRULES_SHARED``, or ``shared`` beside the repository root (it may not exist)."""
     override = os.environ.get("ROBOTRULES_SHARED")
     if override:
         return Path(override)
@@ -91,6 +97,11 @@ def shared_dir() -> Path:
 
 
 def vectors_path() -> Path:
+    """The repository's copy of the vectors: every test reads this one."""
+    return DATA_DIR / "vectors.txt"
+
+
+def shared_vectors_path() -> Path:
     return shared_dir() / "conformance" / "vectors.txt"
 
 

@@ -1,0 +1,57 @@
+"""Crawl-delay under Scrapy's default random delay, and no ERROR lines for robots.txt retries."""
+
+from __future__ import annotations
+
+import logging
+from statistics import mean
+
+from crawling import RecordingSpider, async_test, run_spider
+from mockserver import MockServer, Reply
+from test_middleware import OURS, gaps, stat
+
+CRAWL_TESTS = True
+
+
+@async_test
+async def test_crawl_delay_under_the_default_random_delay_keeps_gaps_near_the_delay(
+    mockserver: MockServer,
+) -> None:
+    # Scrapy's default RANDOMIZE_DOWNLOAD_DELAY varies each gap by +-50%:
+    # a floor that kept even the shortest gap at the delay made them
+    # average twice the delay. Every gap at least the delay, the mean
+    # within 1.25 times it.
+    delay = 0.6
+    mockserver.set_robots(
+        "slow.test", Reply(body=f"User-agent: *\nCrawl-delay: {delay}\n".encode())
+    )
+    urls = [mockserver.url("slow.test", f"/{n}") for n in range(7)]
+    result = await run_spider(RecordingSpider, OURS, start_urls=urls)
+    assert len(result.crawled) == 7
+    pages = [r for r in mockserver.requests_for("slow.test") if r.path != "/robots.txt"]
+    spacing = gaps(pages)
+    assert min(spacing) >= delay * 0.98  # the reactor's timer resolution
+    assert mean(spacing) <= delay * 1.25
+    assert stat(result, "crawl_delay/applied") >= 1
+
+
+@async_test
+async def test_robots_txt_retries_log_no_errors(mockserver: MockServer) -> None:
+    mockserver.set_robots("dead.test", Reply(503))
+    settings = {
+        **OURS,
+        "RETRY_ENABLED": True,
+        "RETRY_TIMES": 1,
+        "ROBOTRULES_RETRY_DELAY": 0.1,
+        "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.5,
+    }
+    result = await run_spider(
+        RecordingSpider, settings, start_urls=[mockserver.url("dead.test", "/a")]
+    )
+    # Scrapy's retries ran, in more than one round of this package's back-off...
+    assert len(mockserver.requests_for("dead.test", "/robots.txt")) >= 4
+    assert result.stats.get("retry/max_reached", 0) >= 2
+    # ...and no line says ERROR: the WARNING of this package says it.
+    assert result.messages(level=logging.ERROR) == []
+    assert "log_count/ERROR" not in result.stats
+    assert result.messages("robots.txt unreachable", level=logging.WARNING)
+    assert stat(result, "unreachable") == 1
