@@ -23,8 +23,10 @@ left.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain, repeat
 from operator import itemgetter
 from os.path import commonprefix
 
@@ -32,7 +34,16 @@ from ahocorasick_rs import AhoCorasick
 
 from .patterns import Pattern
 
-__all__ = ["PRECEDENCE_MODES", "Rule", "RuleIndex", "RuleRecord", "as_rule", "check_precedence"]
+__all__ = [
+    "NO_RULE",
+    "PRECEDENCE_MODES",
+    "Rule",
+    "RuleIndex",
+    "check_precedence",
+    "code_allows",
+    "code_line",
+    "rule_code",
+]
 
 MOST_SPECIFIC = "most-specific"
 FIRST_MATCH = "first-match"
@@ -73,20 +84,26 @@ class Rule:
         return hash((self.directive, self.pattern, self.line))
 
 
-Matcher = str | Pattern | None
-"""A plain rule's normalised prefix, a wildcard :class:`Pattern`, or ``None`` (never matches)."""
-
-RuleRecord = tuple[int, bool, str, Matcher]
-"""How an index holds a rule: (line, allow, pattern as written, matcher).
-
-Tuples, not objects: a large file compiles a hundred thousand of them, and
-only ``explain`` needs a :class:`Rule`.
-"""
+NO_RULE = -1
+"""What :meth:`RuleIndex.decide` answers when no rule matches."""
 
 
-def as_rule(record: RuleRecord) -> Rule:
-    line, allow, written, _ = record
-    return Rule("allow" if allow else "disallow", written, line)
+def rule_code(line: int, allow: bool) -> int:
+    """How an index holds a rule: one int, its line and whether it allows.
+
+    A large file has a hundred thousand rules: an index keeps a code per
+    rule (in arrays where it can), and the rule's text stays in the file,
+    read again only by ``explain``.
+    """
+    return line * 2 + allow
+
+
+def code_line(code: int) -> int:
+    return code >> 1
+
+
+def code_allows(code: int) -> bool:
+    return bool(code & 1)
 
 
 _ORDER = 1 << 20  # above any line number a 500 KiB file can have
@@ -112,11 +129,13 @@ _AUTOMATON_MIN = 64
 _CHUNK = 4096
 _REPORTS = 10_000
 _NEEDLE = 64
-_PREFIX = itemgetter(3)
 _FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+# Rules of a large wildcard set read again from the file and kept at once.
+_CACHED = 4096
 
 
-def _rank(kind: int, line: int, allow: bool, priority: int) -> int:
+def _rank(kind: int, line: int, allow: int, priority: int) -> int:
     if kind == 0:
         return ((_MAX_PRIORITY - priority) * 2 + (not allow)) * _ORDER + line
     if kind == 1:
@@ -175,8 +194,14 @@ class _PrefixSet:
         return found
 
 
-_Wild = tuple[int, int, str, int, Pattern, RuleRecord]
-"""(rank, shape, piece, offset, pattern, rule); see :func:`_shape`."""
+_Wild = tuple[int, int, str, int, Pattern, int]
+"""(rank, shape, piece, offset, pattern, rule code); see :func:`_shape`."""
+
+WildRule = tuple[int, bool, Pattern]
+"""A wildcard rule as read: (line, allow, pattern)."""
+
+PlainRules = tuple[Sequence[str], Sequence[int]]
+"""Plain rules of one directive as read: normalised prefixes and their lines, in file order."""
 
 _FIND, _ENDS, _GENERAL = 0, 1, 2
 
@@ -194,6 +219,19 @@ def _shape(pattern: Pattern) -> tuple[int, str]:
     return _GENERAL, pattern.needle
 
 
+def _entry(kind: int, line: int, allow: bool, pattern: Pattern) -> _Wild:
+    shape, piece = _shape(pattern)
+    code = rule_code(line, allow)
+    return (
+        _rank(kind, line, allow, pattern.priority),
+        shape,
+        piece,
+        len(pattern.prefix),
+        pattern,
+        code,
+    )
+
+
 class _Literals:
     """Many wildcard rules, found by the literal each needs, in one pass over the path.
 
@@ -204,30 +242,71 @@ class _Literals:
     finds all needles present in one pass; only their rules are tried, in
     rank order.
 
+    The rules themselves are not kept: only each one's code (line and
+    verdict), in an array. A rule whose needle is found is read again from
+    the file (``pattern_at``), and kept in a small bounded cache.
+
     An automaton reports every needle ending at every position: needles that
     are suffixes of one another (``a``, ``aa``, ``aaa``...) against a path of
-    ``a`` report many times per character. Past a budget of reports, the
-    rules are tried one by one instead, as without the automaton.
+    ``a`` report many times per character. Past a budget of reports, every
+    rule is read and tried one by one instead, as without the automaton.
     """
 
-    __slots__ = ("_automaton", "_by_needle", "_overlap", "rules")
+    __slots__ = (
+        "_all",
+        "_automaton",
+        "_cache",
+        "_codes",
+        "_first",
+        "_kind",
+        "_next",
+        "_overlap",
+        "_pattern_at",
+    )
 
-    def __init__(self, rules: list[_Wild]) -> None:
-        self.rules = rules
-        """Every rule, in rank order: the fallback scan."""
-        ids: dict[str, int] = {}
-        by_needle: list[list[_Wild]] = []
-        for rule in rules:
-            # Any part of a needle will do: found, its rules are checked in
-            # full. A bound on needle length bounds how many needles can end
-            # at one position, so a flood of reports shows within a chunk.
-            needle = ids.setdefault(rule[2][:_NEEDLE], len(ids))
-            if needle == len(by_needle):
-                by_needle.append([])
-            by_needle[needle].append(rule)
-        self._by_needle = by_needle
-        self._overlap = max(map(len, ids)) - 1
-        self._automaton = AhoCorasick(list(ids), store_patterns=False)
+    def __init__(
+        self,
+        kind: int,
+        needles: list[str],
+        codes: array[int],
+        pattern_at: Callable[[int], Pattern],
+    ) -> None:
+        self._kind = kind
+        self._codes = codes
+        self._pattern_at = pattern_at
+        self._cache: dict[int, _Wild] = {}
+        self._all: list[_Wild] | None = None
+        # Any part of a needle will do: found, its rules are checked in
+        # full. A bound on needle length bounds how many needles can end at
+        # one position, so a flood of reports shows within a chunk.
+        # Needle i stands for rule i; rules sharing a needle are chained
+        # through ``_next`` (rule -> next rule with its needle, or -1).
+        short = [needle[:_NEEDLE] for needle in needles]
+        ids = dict(zip(reversed(short), range(len(short) - 1, -1, -1), strict=True))
+        following = array("i", repeat(-1, len(short)))
+        if len(ids) < len(short):
+            for i, needle in enumerate(short):
+                first = ids[needle]
+                if first != i:
+                    following[i] = following[first]
+                    following[first] = i
+        self._next = following
+        unique = list(ids)
+        self._overlap = max(map(len, unique)) - 1
+        self._automaton = AhoCorasick(unique, store_patterns=False)
+        # The automaton numbers needles in ``unique`` order: map to rules.
+        self._first = array("i", ids.values())
+
+    def _wild(self, rule: int) -> _Wild:
+        entry = self._cache.get(rule)
+        if entry is None:
+            code = self._codes[rule]
+            line, allow = code_line(code), code_allows(code)
+            entry = _entry(self._kind, line, allow, self._pattern_at(line))
+            if len(self._cache) >= _CACHED:
+                self._cache.clear()
+            self._cache[rule] = entry
+        return entry
 
     def present(self, path: str) -> set[int] | None:
         """Ids of the needles in ``path``, or ``None`` when they are reported too often."""
@@ -246,74 +325,100 @@ class _Literals:
             if start + overlap >= len(path):
                 return found
 
-    def scan(
-        self, path: str, best_rank: int, best: RuleRecord | None
-    ) -> tuple[int, RuleRecord | None]:
+    def _everything(self) -> list[_Wild]:
+        if self._all is None:
+            self._all = sorted(map(self._wild_uncached, range(len(self._codes))), key=_FIRST)
+        return self._all
+
+    def _wild_uncached(self, rule: int) -> _Wild:
+        code = self._codes[rule]
+        line, allow = code_line(code), code_allows(code)
+        return _entry(self._kind, line, allow, self._pattern_at(line))
+
+    def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
         found = self.present(path)
         if found is None:
-            return _scan_checked(self.rules, path, best_rank, best)
+            return _scan_checked(self._everything(), path, best_rank, best)
         if not found:
             return best_rank, best
-        by_needle = self._by_needle
-        if len(found) == 1:
-            candidates = by_needle[found.pop()]
-        else:
-            candidates = sorted(
-                [rule for needle in found for rule in by_needle[needle]], key=_FIRST
-            )
+        candidates = []
+        first, following = self._first, self._next
+        for needle in found:
+            rule = first[needle]
+            while rule >= 0:
+                candidates.append(self._wild(rule))
+                rule = following[rule]
+        candidates.sort(key=_FIRST)
         return _scan_checked(candidates, path, best_rank, best)
 
 
 class RuleIndex:
     """The rules of the groups that apply to one crawler, ranked by one mode.
 
-    Built for speed of the first question as much as of the next ones: the
-    best rule per plain prefix comes from dicts filled in C (later entries
-    override, so lists are fed newest first and ``Allow`` last). Wildcard
-    rules are bucketed by the literal text before their first ``*``, so a
-    path is only tried against buckets it starts with, each in rank order;
-    when there are many, those with a literal after a ``*`` are found with
-    :class:`_Literals` instead.
+    Plain prefix rules are held as a sorted list of prefixes and an array
+    of the best rule's code for each: no object per rule. The best rule per
+    prefix comes from dicts filled in C (later entries override, so lists
+    are fed newest first and ``Allow`` last). Wildcard rules are bucketed by
+    the literal text before their first ``*``, so a path is only tried
+    against buckets it starts with, each in rank order; when there are
+    many, those with a literal after a ``*`` are found with
+    :class:`_Literals` instead, and read again from the file on demand.
     """
 
-    __slots__ = ("_best", "_buckets", "_kind", "_literals", "_plain", "_root", "_wild")
+    __slots__ = ("_buckets", "_codes", "_kind", "_literals", "_plain", "_root", "_wild")
 
     def __init__(
         self,
-        plain_allow: Sequence[RuleRecord],
-        plain_disallow: Sequence[RuleRecord],
-        wild: Sequence[tuple[RuleRecord, Pattern]],
+        allow: Sequence[PlainRules],
+        disallow: Sequence[PlainRules],
+        wild: Sequence[WildRule],
         mode: str,
+        pattern_at: Callable[[int], Pattern],
     ) -> None:
         kind = self._kind = _MODES[mode]
+        best: dict[str, int] = {}
         if kind == 1:
             # first-match: the earliest line wins whatever it says.
-            newest_first = sorted((*plain_allow, *plain_disallow), reverse=True)
-            best = dict(zip(map(_PREFIX, newest_first), newest_first, strict=True))
+            newest_first = sorted(
+                chain.from_iterable(
+                    zip(map(rule_code, lines, repeat(is_allow)), values, strict=True)
+                    for rules, is_allow in ((allow, True), (disallow, False))
+                    for values, lines in rules
+                ),
+                reverse=True,
+            )
+            best = dict(zip(map(_SECOND, newest_first), map(_FIRST, newest_first), strict=True))
         else:
             # most-specific and allow-first: on the same prefix Allow wins,
             # then the earliest line.
-            disallow = plain_disallow[::-1]
-            allow = plain_allow[::-1]
-            best = dict(zip(map(_PREFIX, disallow), disallow, strict=True))
-            best.update(zip(map(_PREFIX, allow), allow, strict=True))
-        self._best: dict[str, RuleRecord] = best
-        self._plain = _PrefixSet(sorted(best))
-        entries = []
-        for record, pattern in wild:
-            rank = _rank(kind, record[0], record[1], pattern.priority)
-            shape, piece = _shape(pattern)
-            entries.append((rank, shape, piece, len(pattern.prefix), pattern, record))
+            for rules, is_allow in ((disallow, False), (allow, True)):
+                for values, lines in reversed(rules):
+                    best.update(
+                        zip(
+                            reversed(values),
+                            map(rule_code, reversed(lines), repeat(is_allow)),
+                            strict=True,
+                        )
+                    )
+        prefixes = sorted(best)
+        self._plain = _PrefixSet(prefixes)
+        self._codes = array("i", map(best.__getitem__, prefixes))
+        del best
         self._literals: _Literals | None = None
-        if len(entries) >= _AUTOMATON_MIN:
-            with_needle = [entry for entry in entries if entry[2]]
-            if len(with_needle) >= _AUTOMATON_MIN:
-                with_needle.sort(key=_FIRST)
-                self._literals = _Literals(with_needle)
-                entries = [entry for entry in entries if not entry[2]]
+        with_needle = (
+            [rule for rule in wild if rule[2].needle] if len(wild) >= _AUTOMATON_MIN else []
+        )
+        if len(with_needle) >= _AUTOMATON_MIN:
+            self._literals = _Literals(
+                kind,
+                [pattern.needle for _, _, pattern in with_needle],
+                array("i", [rule_code(line, is_allow) for line, is_allow, _ in with_needle]),
+                pattern_at,
+            )
+            wild = [rule for rule in wild if not rule[2].needle]
         buckets: dict[str, list[_Wild]] = {}
-        for entry in entries:
-            buckets.setdefault(entry[4].prefix, []).append(entry)
+        for line, is_allow, pattern in wild:
+            buckets.setdefault(pattern.prefix, []).append(_entry(kind, line, is_allow, pattern))
         # Every normalised path starts with "/": the "" and "/" buckets always
         # apply, so they are one list, tried first without a prefix lookup.
         root = buckets.pop("", []) + buckets.pop("/", [])
@@ -324,27 +429,28 @@ class RuleIndex:
         self._wild = _PrefixSet(sorted(buckets))
         self._buckets = [buckets[prefix] for prefix in self._wild.items]
 
-    def decide(self, path: str) -> RuleRecord | None:
-        """The deciding rule for the normalised ``path``, or ``None`` if none matches."""
+    def decide(self, path: str) -> int:
+        """The deciding rule's code for the normalised ``path``, or ``NO_RULE``."""
         best_rank = _NO_RANK
-        best: RuleRecord | None = None
+        best = NO_RULE
         plain = self._plain
         prefixes = plain.items
         if prefixes:
             i = plain.longest(path)
             if i >= 0:
                 kind = self._kind
-                best = self._best[prefixes[i]]
+                codes = self._codes
+                best = codes[i]
                 if kind == 0:
                     # The longest prefix is the most specific plain rule.
-                    best_rank = _rank(0, best[0], best[1], len(prefixes[i]))
+                    best_rank = _rank(0, best >> 1, best & 1, len(prefixes[i]))
                 else:
                     # Every prefix of the path lies on this chain.
-                    best_rank = _rank(kind, best[0], best[1], 0)
+                    best_rank = _rank(kind, best >> 1, best & 1, 0)
                     i = plain.parent(i)
                     while i >= 0:
-                        other = self._best[prefixes[i]]
-                        rank = _rank(kind, other[0], other[1], 0)
+                        other = codes[i]
+                        rank = _rank(kind, other >> 1, other & 1, 0)
                         if rank < best_rank:
                             best_rank, best = rank, other
                         i = plain.parent(i)
@@ -358,9 +464,7 @@ class RuleIndex:
         return best
 
 
-def _scan(
-    bucket: Iterable[_Wild], path: str, best_rank: int, best: RuleRecord | None
-) -> tuple[int, RuleRecord | None]:
+def _scan(bucket: Iterable[_Wild], path: str, best_rank: int, best: int) -> tuple[int, int]:
     """The bucket's first matching rule in rank order, if it ranks above ``best``."""
     for rank, shape, piece, offset, pattern, rule in bucket:
         if rank >= best_rank:
@@ -376,9 +480,7 @@ def _scan(
     return best_rank, best
 
 
-def _scan_checked(
-    rules: Iterable[_Wild], path: str, best_rank: int, best: RuleRecord | None
-) -> tuple[int, RuleRecord | None]:
+def _scan_checked(rules: Iterable[_Wild], path: str, best_rank: int, best: int) -> tuple[int, int]:
     """:func:`_scan` for rules from any bucket: each one's prefix is checked first."""
     for rank, shape, piece, offset, pattern, rule in rules:
         if rank >= best_rank:

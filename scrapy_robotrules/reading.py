@@ -14,6 +14,8 @@ bytes and read into rules only when a crawler first asks for that group.
 from __future__ import annotations
 
 import re
+from array import array
+from itertools import accumulate
 from typing import NamedTuple
 
 from .urls import RESERVED, UNRESERVED
@@ -26,7 +28,10 @@ __all__ = [
     "RawGroup",
     "count_unknown",
     "decode_value",
+    "extra_items",
+    "line_starts",
     "member_items",
+    "member_line",
     "read_bytes",
     "read_layout",
 ]
@@ -105,6 +110,9 @@ def _lines(names: tuple[str, ...]) -> re.Pattern[bytes]:
 
 
 _MEMBER_LINES = _lines(_MEMBERS)
+# The member lines that are no rule: read apart from the rules, which are
+# read only into an index and never kept one object per rule.
+_EXTRA_LINES = _lines(("crawl-delay", "request-rate", "visit-time"))
 # The lines that end a group's run of User-agent lines (SPEC 2).
 _RULE_LINES = _lines(("allow", "disallow"))
 _KNOWN_LINES = _lines(tuple(_SPELLINGS))
@@ -272,3 +280,32 @@ def member_items(body: bytes) -> list[tuple[str, str, str, str, str]]:
     :func:`read_layout` cuts it.
     """
     return _FAST_MEMBER_LINE.findall(body.decode("utf-8", "surrogateescape"))
+
+
+def line_starts(body: bytes) -> array[int]:
+    """Where each line of a group's member text starts: the offset of its leading ``\\n``."""
+    plus_one = map((1).__add__, map(len, body.split(b"\n")))
+    starts = array("i", accumulate(plus_one, initial=-1))
+    del starts[0], starts[-1]
+    return starts
+
+
+def member_line(body: bytes, start: int) -> tuple[str, str] | None:
+    """(key as written, value) of the member line whose ``\\n`` is at ``start``, if it is one.
+
+    How a rule's text is found again: an index keeps each rule's line
+    number, not its text (see :func:`line_starts`).
+    """
+    match = _MEMBER_LINES.match(body, start)
+    if match is None:
+        return None
+    key, value = _key_value(match)
+    return key.decode("ascii"), decode_value(value)
+
+
+def extra_items(body: bytes) -> list[tuple[str, str]]:
+    """(key as written, value) of each ``Crawl-delay``, ``Request-rate``, ``Visit-time`` line."""
+    return [
+        (key.decode("ascii"), decode_value(value))
+        for key, value in map(_key_value, _EXTRA_LINES.finditer(body))
+    ]

@@ -8,10 +8,12 @@ again answers from a dict lookup, a normalised path and a bisect.
 
 from __future__ import annotations
 
+import functools
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
 from urllib.parse import urljoin
@@ -25,14 +27,27 @@ from .directives import (
     parse_window,
 )
 from .patterns import Pattern, compile_matcher, resolve_value
-from .precedence import MOST_SPECIFIC, Rule, RuleIndex, RuleRecord, as_rule, check_precedence
+from .precedence import (
+    MOST_SPECIFIC,
+    NO_RULE,
+    PlainRules,
+    Rule,
+    RuleIndex,
+    WildRule,
+    check_precedence,
+    code_allows,
+    code_line,
+)
 from .reading import (
     BLANKS,
     DEFAULT_MAX_SIZE,
     KEY_NAMES,
     RawGroup,
     count_unknown,
+    extra_items,
+    line_starts,
     member_items,
+    member_line,
     read_bytes,
     read_layout,
 )
@@ -62,69 +77,88 @@ _COMMON_KEYS = {
 }
 
 
-class _Members:
-    """A group's member lines, read."""
+class _Rules(NamedTuple):
+    """A group's rules as read: what an index is built from, then dropped."""
 
-    __slots__ = (
-        "crawl_delay",
-        "plain_allow",
-        "plain_disallow",
-        "request_rates",
-        "visit_times",
-        "wild",
-    )
+    allow: PlainRules
+    disallow: PlainRules
+    wild: list[WildRule]
 
-    def __init__(self, raw: RawGroup, robots_url: str | None) -> None:
-        # The hot loop of a first question to a large file: one tuple per
-        # rule, plain values used as they are when they need no normalising,
-        # and rules sorted by kind as they come.
-        self.wild: list[tuple[RuleRecord, Pattern]] = []
+
+def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
+    """A rule value's matcher (``None``: the rule is ignored), as :func:`compile_matcher` says."""
+    resolved = resolve_value(written, robots_url)
+    return None if resolved is None else compile_matcher(resolved)
+
+
+def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
+    # The hot loop of a first question to a large file: plain values used
+    # as they are when they need no normalising, and sorted by kind as they
+    # come, in C (compress); only the other member lines go through Python.
+    items = member_items(raw.body)
+    lines = range(raw.body_line, raw.body_line + len(items))
+    disallows = list(map(_FIRST, items))
+    disallow_values = list(compress(disallows, disallows))
+    disallow_lines: list[int] = list(compress(lines, disallows))
+    allows = list(map(_SECOND, items))
+    allow_values = list(compress(allows, allows))
+    allow_lines: list[int] = list(compress(lines, allows))
+    wild: list[WildRule] = []
+    keys = list(map(_THIRD, items))
+    others = [
+        (line, key, value or value2)
+        for line, (_, _, key, value, value2) in zip(
+            compress(lines, keys), compress(items, keys), strict=True
+        )
+    ]
+    read_apart = False
+    for line, key, value in others:
+        name = _COMMON_KEYS.get(key) or KEY_NAMES[key.lower()]
+        if name not in ("disallow", "allow"):
+            continue  # Crawl-delay and the like: see _Extras.
+        written = value.rstrip(BLANKS)
+        if not written:
+            continue  # SPEC 4: an empty value is no rule at all.
+        # A value that can never match (SPEC 4) is no matcher: it can never
+        # decide, so explain() never has to name it.
+        matcher = _rule_pattern(written, robots_url)
+        if matcher is None:
+            continue
+        allow = name == "allow"
+        if isinstance(matcher, str):
+            read_apart = True
+            if allow:
+                allow_values.append(matcher)
+                allow_lines.append(line)
+            else:
+                disallow_values.append(matcher)
+                disallow_lines.append(line)
+        else:
+            wild.append((line, allow, matcher))
+    if read_apart:
+        # Rules read one by one came after the regex-built ones: restore
+        # file order, which ranks and ties depend on.
+        allow_lines, allow_values = _in_file_order(allow_lines, allow_values)
+        disallow_lines, disallow_values = _in_file_order(disallow_lines, disallow_values)
+    return _Rules((allow_values, allow_lines), (disallow_values, disallow_lines), wild)
+
+
+def _in_file_order(lines: list[int], values: list[str]) -> tuple[list[int], list[str]]:
+    pairs = sorted(zip(lines, values, strict=True))
+    return list(map(_FIRST, pairs)), list(map(_SECOND, pairs))
+
+
+class _Extras:
+    """A group's Crawl-delay, Request-rate and Visit-time lines, read."""
+
+    __slots__ = ("crawl_delay", "request_rates", "visit_times")
+
+    def __init__(self, raw: RawGroup) -> None:
         self.crawl_delay: float | None = None
         self.request_rates: list[RequestRate] = []
         self.visit_times: list[UtcWindow] = []
-        items = member_items(raw.body)
-        # Plain rules straight from the regex, assembled in C (compress, zip);
-        # only the other member lines go through Python one by one.
-        lines = range(raw.body_line, raw.body_line + len(items))
-        disallows = list(map(_FIRST, items))
-        disallowed = list(compress(disallows, disallows))
-        plain_disallow = list(
-            zip(compress(lines, disallows), repeat(False), disallowed, disallowed, strict=False)
-        )
-        allows = list(map(_SECOND, items))
-        allowed = list(compress(allows, allows))
-        plain_allow = list(
-            zip(compress(lines, allows), repeat(True), allowed, allowed, strict=False)
-        )
-        keys = list(map(_THIRD, items))
-        others = [
-            (line, key, value or value2)
-            for line, (_, _, key, value, value2) in zip(
-                compress(lines, keys), compress(items, keys), strict=True
-            )
-        ]
-        for line, key, value in others:
-            name = _COMMON_KEYS.get(key) or KEY_NAMES[key.lower()]
-            written = value.rstrip(BLANKS)
-            if name in ("disallow", "allow"):
-                if not written:
-                    continue  # SPEC 4: an empty value is no rule at all.
-                allow = name == "allow"
-                resolved = resolve_value(written, robots_url)
-                if resolved is None:
-                    continue
-                # A value that can never match (SPEC 4) is no matcher: it
-                # can never decide, so explain() never has to name it.
-                matcher = compile_matcher(resolved)
-                if matcher is None:
-                    continue
-                if isinstance(matcher, str):
-                    (plain_allow if allow else plain_disallow).append(
-                        (line, allow, written, matcher)
-                    )
-                else:
-                    self.wild.append(((line, allow, written, matcher), matcher))
-                continue
+        for key, written in extra_items(raw.body):
+            name = KEY_NAMES[key.lower()]
             if name == "crawl-delay":
                 delay = parse_crawl_delay(written)
                 if delay is not None and (self.crawl_delay is None or delay > self.crawl_delay):
@@ -137,24 +171,23 @@ class _Members:
                 window = parse_window(written)
                 if window is not None:
                     self.visit_times.append(window)
-        if others:
-            # Rules read one by one came after the regex-built ones: restore
-            # file order, which ranks and ties depend on.
-            plain_allow.sort()
-            plain_disallow.sort()
-        self.plain_allow = plain_allow
-        self.plain_disallow = plain_disallow
 
 
 class Group:
-    """One group: its ``User-agent`` lines, and its members, read on first use."""
+    """One group: its ``User-agent`` lines, and its members, read on first use.
 
-    __slots__ = ("_members", "_raw", "tokens")
+    The rules are read into an index (see :class:`.RuleIndex`), which keeps
+    each rule's line number, not its text: the text is read again from the
+    group when a rule must be shown or re-compiled.
+    """
+
+    __slots__ = ("_extras", "_raw", "_starts", "tokens")
 
     def __init__(self, raw: RawGroup) -> None:
         self._raw = raw
         self.tokens: tuple[str, ...] = tuple([group_token(value) for value, _ in raw.agents])
-        self._members: _Members | None = None
+        self._extras: _Extras | None = None
+        self._starts: array[int] | None = None
 
     @property
     def user_agents(self) -> tuple[AgentLine, ...]:
@@ -169,10 +202,36 @@ class Group:
     def unknown_lines(self) -> int:
         return count_unknown(self._raw.body)
 
-    def members(self, robots_url: str | None) -> _Members:
-        if self._members is None:
-            self._members = _Members(self._raw, robots_url)
-        return self._members
+    def rules(self, robots_url: str | None) -> _Rules:
+        return _read_rules(self._raw, robots_url)
+
+    def extras(self) -> _Extras:
+        if self._extras is None:
+            self._extras = _Extras(self._raw)
+        return self._extras
+
+    def holds(self, line: int) -> bool:
+        """Whether ``line`` is one of the group's member lines."""
+        raw = self._raw
+        return raw.body_line <= line < raw.body_line + raw.body.count(b"\n")
+
+    def member(self, line: int, *, keep: bool = False) -> tuple[str, str]:
+        """(directive, value as written) of the member at ``line``.
+
+        ``keep``: remember where lines start, for a caller that reads many
+        (a large set of wildcard rules read back one by one).
+        """
+        raw = self._raw
+        starts = self._starts
+        if starts is None:
+            starts = line_starts(raw.body)
+            if keep:
+                self._starts = starts
+        found = member_line(raw.body, starts[line - raw.body_line])
+        if found is None:
+            raise LookupError(f"no member at line {line}")
+        key, value = found
+        return KEY_NAMES[key.lower()], value
 
     def __repr__(self) -> str:
         return f"<Group {self}>"
@@ -324,15 +383,16 @@ class RobotsTxt:
         chosen = self._selected(agent, agent_match)
         index = self._indexes.get((chosen, precedence))
         if index is None:
-            members = [self.groups[i].members(self.url) for i in chosen]
-            if len(members) == 1:
-                plain_allow, plain_disallow = members[0].plain_allow, members[0].plain_disallow
-                wild = members[0].wild
-            else:
-                plain_allow = [r for m in members for r in m.plain_allow]
-                plain_disallow = [r for m in members for r in m.plain_disallow]
-                wild = [w for m in members for w in m.wild]
-            index = RuleIndex(plain_allow, plain_disallow, wild, precedence)
+            groups = [self.groups[i] for i in chosen]
+            read = [g.rules(self.url) for g in groups]
+            wild = read[0].wild if len(read) == 1 else [w for r in read for w in r.wild]
+            index = RuleIndex(
+                [r.allow for r in read],
+                [r.disallow for r in read],
+                wild,
+                precedence,
+                functools.partial(self._pattern_at, groups),
+            )
             self._indexes[chosen, precedence] = index
         if len(self._views) >= _MAX_VIEWS:
             self._views.clear()  # Bound the memory of callers that vary the agent.
@@ -354,7 +414,7 @@ class RobotsTxt:
         if is_robots_path(path):
             return True
         found = index.decide(path)
-        return found is None or found[1]
+        return found == NO_RULE or code_allows(found)
 
     def explain(
         self,
@@ -367,30 +427,44 @@ class RobotsTxt:
         index = self._index(agent, precedence, agent_match)
         groups = [self.groups[i] for i in self._selected(agent, agent_match)]
         path = request_path(url)
-        found = None if is_robots_path(path) else index.decide(path)
-        rule = None if found is None else as_rule(found)
+        found = NO_RULE if is_robots_path(path) else index.decide(path)
+        rule = None if found == NO_RULE else self._rule(groups, code_line(found))
         allowed = rule is None or rule.allow
         return Decision(allowed, rule, groups, url, path, agent, precedence, agent_match)
 
+    def _rule(self, groups: Sequence[Group], line: int) -> Rule:
+        """The rule at ``line``, read again from its group."""
+        group = next(g for g in groups if g.holds(line))
+        directive, written = group.member(line)
+        return Rule(directive, written, line)
+
+    def _pattern_at(self, groups: Sequence[Group], line: int) -> Pattern:
+        """The wildcard pattern of the rule at ``line``, read again from its group."""
+        group = next(g for g in groups if g.holds(line))
+        matcher = _rule_pattern(group.member(line, keep=True)[1], self.url)
+        if not isinstance(matcher, Pattern):
+            raise LookupError(f"no wildcard rule at line {line}")
+        return matcher
+
     # Politeness.
 
-    def _members(self, agent: str, agent_match: str) -> list[_Members]:
-        return [self.groups[i].members(self.url) for i in self._selected(agent, agent_match)]
+    def _extras(self, agent: str, agent_match: str) -> list[_Extras]:
+        return [self.groups[i].extras() for i in self._selected(agent, agent_match)]
 
     def crawl_delay(self, agent: str, agent_match: str = TOKEN) -> float | None:
         """Seconds between requests asked of ``agent``; the largest of merged groups."""
-        delays = [m.crawl_delay for m in self._members(agent, agent_match)]
+        delays = [m.crawl_delay for m in self._extras(agent, agent_match)]
         known = [d for d in delays if d is not None]
         return max(known) if known else None
 
     def request_rate(self, agent: str, agent_match: str = TOKEN) -> RequestRate | None:
         """The most restrictive ``Request-rate`` for ``agent`` (longest delay), if any."""
-        rates = [r for m in self._members(agent, agent_match) for r in m.request_rates]
+        rates = [r for m in self._extras(agent, agent_match) for r in m.request_rates]
         return max(rates, key=lambda r: r.delay) if rates else None
 
     def visit_time(self, agent: str, agent_match: str = TOKEN) -> list[UtcWindow]:
         """UTC windows in which ``agent`` is welcome; empty means any time."""
-        return [w for m in self._members(agent, agent_match) for w in m.visit_times]
+        return [w for m in self._extras(agent, agent_match) for w in m.visit_times]
 
 
 def _resolve_sitemaps(sitemaps: list[str], robots_url: str) -> list[str]:
