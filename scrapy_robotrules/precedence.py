@@ -24,11 +24,11 @@ left.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, repeat
 from operator import itemgetter
-from os.path import commonprefix
+from typing import AnyStr, Generic
 
 from ahocorasick_rs import AhoCorasick
 
@@ -129,8 +129,8 @@ _AUTOMATON_MIN = 64
 _CHUNK = 4096
 _REPORTS = 10_000
 _NEEDLE = 64
-_FIRST = itemgetter(0)
-_SECOND = itemgetter(1)
+_FIRST, _SECOND, _THIRD, _FOURTH, _FIFTH, _SIXTH = map(itemgetter, range(6))
+_KEY_RANK = itemgetter(0, 1)
 # Rules of a large wildcard set read again from the file and kept at once.
 _CACHED = 4096
 
@@ -143,7 +143,19 @@ def _rank(kind: int, line: int, allow: int, priority: int) -> int:
     return (not allow) * _ORDER + line
 
 
-class _PrefixSet:
+_UNKNOWN = -2
+
+
+def _shared_start(first: AnyStr, second: AnyStr) -> AnyStr:
+    """The longest common beginning of two strings (or two byte strings)."""
+    end = min(len(first), len(second))
+    for i in range(end):
+        if first[i] != second[i]:
+            return first[:i]
+    return first[:end]
+
+
+class _PrefixSet(Generic[AnyStr]):
     """Sorted strings, asked which of them ``text`` starts with.
 
     The greatest string not above ``text`` is either one, or shares a
@@ -154,11 +166,11 @@ class _PrefixSet:
 
     __slots__ = ("_parents", "items")
 
-    def __init__(self, items: list[str]) -> None:
-        self.items = items
-        self._parents: dict[int, int] = {}
+    def __init__(self, items: list[AnyStr]) -> None:
+        self.items: list[AnyStr] = items
+        self._parents: array[int] | None = None
 
-    def _longest(self, text: str, end: int) -> int:
+    def _longest(self, text: AnyStr, end: int) -> int:
         items = self.items
         while True:
             i = bisect_right(items, text, 0, end) - 1
@@ -167,16 +179,19 @@ class _PrefixSet:
             candidate = items[i]
             if text.startswith(candidate):
                 return i
-            text = commonprefix((candidate, text))  # noqa: RUF071 (strings, not file paths)
+            text = _shared_start(candidate, text)
             end = i
 
     def parent(self, i: int) -> int:
-        parent = self._parents.get(i)
-        if parent is None:
-            parent = self._parents[i] = self._longest(self.items[i][:-1], i)
+        parents = self._parents
+        if parents is None:
+            parents = self._parents = array("i", [_UNKNOWN]) * len(self.items)
+        parent = parents[i]
+        if parent == _UNKNOWN:
+            parent = parents[i] = self._longest(self.items[i][:-1], i)
         return parent
 
-    def longest(self, text: str) -> int:
+    def longest(self, text: AnyStr) -> int:
         """Index of the longest string that ``text`` starts with, or -1."""
         items = self.items
         i = bisect_right(items, text) - 1
@@ -184,7 +199,7 @@ class _PrefixSet:
             i = self.parent(i)
         return i
 
-    def all(self, text: str) -> list[int]:
+    def all(self, text: AnyStr) -> list[int]:
         """Indexes of every string that ``text`` starts with, longest first."""
         found = []
         i = self.longest(text)
@@ -194,41 +209,49 @@ class _PrefixSet:
         return found
 
 
-_Wild = tuple[int, int, str, int, Pattern, int]
-"""(rank, shape, piece, offset, pattern, rule code); see :func:`_shape`."""
+_Wild = tuple[int, int, str, int, Pattern | None, int]
+"""(rank, shape, piece, offset, pattern, rule code); see :func:`_shape`.
+
+A bucket's ``_FIND`` and ``_ENDS`` rules (most wildcard rules) keep no
+pattern: their piece and the prefix's length are all a check needs.
+"""
 
 WildRule = tuple[int, bool, Pattern]
 """A wildcard rule as read: (line, allow, pattern)."""
 
-PlainRules = tuple[Sequence[str], Sequence[int]]
-"""Plain rules of one directive as read: normalised prefixes and their lines, in file order."""
+PlainRules = tuple[Sequence[bytes], Sequence[int]]
+"""Plain rules of one directive as read: normalised (ASCII) prefixes and lines, in file order."""
 
-_FIND, _ENDS, _GENERAL = 0, 1, 2
+_FIND, _ENDS, _GENERAL, _ALWAYS, _EXACT = 0, 1, 2, 3, 4
 
 
 def _shape(pattern: Pattern) -> tuple[int, str]:
     """How a path in the pattern's bucket (so starting with its prefix) is matched.
 
     ``_FIND``: one piece after the prefix, anywhere (``/*foo``, ``/a*b``).
-    ``_ENDS``: one piece ending the path (``/*.pdf$``). Else ``_GENERAL``.
+    ``_ENDS``: one piece ending the path (``/*.pdf$``). ``_ALWAYS``: the
+    prefix is all (``/a*``). ``_EXACT``: the path is the prefix (``/a$``).
+    Else ``_GENERAL``.
     """
-    if not pattern.anchored and len(pattern.middle) == 1:
-        return _FIND, pattern.middle[0]
-    if pattern.last is not None and not pattern.middle:
-        return _ENDS, pattern.last
+    middle, last, anchored = pattern.middle, pattern.last, pattern.anchored
+    if not anchored and len(middle) == 1:
+        return _FIND, middle[0]
+    if last is not None and not middle:
+        return _ENDS, last
+    if not middle and last is None:
+        return (_EXACT if anchored else _ALWAYS), ""
     return _GENERAL, pattern.needle
 
 
-def _entry(kind: int, line: int, allow: bool, pattern: Pattern) -> _Wild:
+def _entry(kind: int, line: int, allow: bool, pattern: Pattern, *, keep: bool = True) -> _Wild:
     shape, piece = _shape(pattern)
-    code = rule_code(line, allow)
     return (
         _rank(kind, line, allow, pattern.priority),
         shape,
         piece,
         len(pattern.prefix),
-        pattern,
-        code,
+        pattern if keep or shape == _GENERAL else None,
+        rule_code(line, allow),
     )
 
 
@@ -352,6 +375,87 @@ class _Literals:
         return _scan_checked(candidates, path, best_rank, best)
 
 
+class _Bucketed:
+    """Wildcard rules bucketed by the literal text before their first ``*``, as flat arrays.
+
+    A path is only tried against the buckets it starts with, each in rank
+    order. Rows are sorted by (bucket, rank); a row is a rank, a shape, a
+    piece, the prefix's length and a rule code, in parallel arrays: no
+    object per rule but its piece (and a pattern for the rare ``_GENERAL``).
+    """
+
+    __slots__ = (
+        "_codes",
+        "_general",
+        "_offsets",
+        "_pieces",
+        "_ranks",
+        "_root",
+        "_set",
+        "_shapes",
+        "_starts",
+    )
+
+    def __init__(self, kind: int, wild: Iterable[WildRule]) -> None:
+        rows = []
+        for line, allow, pattern in wild:
+            shape, piece = _shape(pattern)
+            prefix = pattern.prefix
+            # Every normalised path starts with "/": the "" and "/" buckets
+            # always apply, so they are one, tried first without a lookup.
+            key = "" if prefix in ("", "/") else prefix
+            rank = _rank(kind, line, allow, pattern.priority)
+            general = pattern if shape == _GENERAL else None
+            rows.append((key, rank, shape, piece, len(prefix), rule_code(line, allow), general))
+        rows.sort(key=_KEY_RANK)
+        self._ranks = array("q", map(_SECOND, rows))
+        self._shapes = bytes(map(_THIRD, rows))
+        self._pieces: list[str] = list(map(_FOURTH, rows))
+        self._offsets = array("i", map(_FIFTH, rows))
+        self._codes = array("i", map(_SIXTH, rows))
+        self._general = {i: row[6] for i, row in enumerate(rows) if row[6] is not None}
+        keys = list(map(_FIRST, rows))
+        self._root = bisect_right(keys, "")
+        prefixes = sorted(set(keys[self._root :]))
+        self._set = _PrefixSet(prefixes)
+        self._starts = array("i", [bisect_left(keys, p) for p in prefixes])
+        self._starts.append(len(keys))
+
+    def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
+        if self._root:
+            best_rank, best = self._scan(0, self._root, path, best_rank, best)
+        if self._set.items:
+            starts = self._starts
+            for bucket in self._set.all(path):
+                best_rank, best = self._scan(
+                    starts[bucket], starts[bucket + 1], path, best_rank, best
+                )
+        return best_rank, best
+
+    def _scan(self, start: int, end: int, path: str, best_rank: int, best: int) -> tuple[int, int]:
+        """The bucket's first matching rule in rank order, if it ranks above ``best``."""
+        ranks, shapes, pieces, offsets = self._ranks, self._shapes, self._pieces, self._offsets
+        for i in range(start, end):
+            rank = ranks[i]
+            if rank >= best_rank:
+                break
+            shape = shapes[i]
+            if shape == _FIND:
+                found = path.find(pieces[i], offsets[i]) >= 0
+            elif shape == _ENDS:
+                piece = pieces[i]
+                found = path.endswith(piece) and len(path) - len(piece) >= offsets[i]
+            elif shape == _ALWAYS:
+                found = True
+            elif shape == _EXACT:
+                found = len(path) == offsets[i]
+            else:
+                found = pieces[i] in path and self._general[i].matches(path)
+            if found:
+                return rank, self._codes[i]
+        return best_rank, best
+
+
 class RuleIndex:
     """The rules of the groups that apply to one crawler, ranked by one mode.
 
@@ -365,7 +469,7 @@ class RuleIndex:
     :class:`_Literals` instead, and read again from the file on demand.
     """
 
-    __slots__ = ("_buckets", "_codes", "_kind", "_literals", "_plain", "_root", "_wild")
+    __slots__ = ("_codes", "_kind", "_literals", "_plain", "_wild", "key")
 
     def __init__(
         self,
@@ -374,9 +478,13 @@ class RuleIndex:
         wild: Sequence[WildRule],
         mode: str,
         pattern_at: Callable[[int], Pattern],
+        *,
+        key: object = None,
     ) -> None:
+        self.key = key
+        """What the index was built for (the caller's choice), so callers can share it."""
         kind = self._kind = _MODES[mode]
-        best: dict[str, int] = {}
+        best: dict[bytes, int] = {}
         if kind == 1:
             # first-match: the earliest line wins whatever it says.
             newest_first = sorted(
@@ -416,18 +524,7 @@ class RuleIndex:
                 pattern_at,
             )
             wild = [rule for rule in wild if not rule[2].needle]
-        buckets: dict[str, list[_Wild]] = {}
-        for line, is_allow, pattern in wild:
-            buckets.setdefault(pattern.prefix, []).append(_entry(kind, line, is_allow, pattern))
-        # Every normalised path starts with "/": the "" and "/" buckets always
-        # apply, so they are one list, tried first without a prefix lookup.
-        root = buckets.pop("", []) + buckets.pop("/", [])
-        root.sort(key=_FIRST)
-        self._root = root
-        for bucket in buckets.values():
-            bucket.sort(key=_FIRST)
-        self._wild = _PrefixSet(sorted(buckets))
-        self._buckets = [buckets[prefix] for prefix in self._wild.items]
+        self._wild = _Bucketed(kind, wild) if wild else None
 
     def decide(self, path: str) -> int:
         """The deciding rule's code for the normalised ``path``, or ``NO_RULE``."""
@@ -436,7 +533,7 @@ class RuleIndex:
         plain = self._plain
         prefixes = plain.items
         if prefixes:
-            i = plain.longest(path)
+            i = plain.longest(path.encode())  # normalised: ASCII, as the prefixes
             if i >= 0:
                 kind = self._kind
                 codes = self._codes
@@ -456,35 +553,18 @@ class RuleIndex:
                         i = plain.parent(i)
         if self._literals is not None:
             best_rank, best = self._literals.scan(path, best_rank, best)
-        if self._root:
-            best_rank, best = _scan(self._root, path, best_rank, best)
-        if self._buckets:
-            for bucket in self._wild.all(path):
-                best_rank, best = _scan(self._buckets[bucket], path, best_rank, best)
+        if self._wild is not None:
+            best_rank, best = self._wild.scan(path, best_rank, best)
         return best
 
 
-def _scan(bucket: Iterable[_Wild], path: str, best_rank: int, best: int) -> tuple[int, int]:
-    """The bucket's first matching rule in rank order, if it ranks above ``best``."""
-    for rank, shape, piece, offset, pattern, rule in bucket:
-        if rank >= best_rank:
-            break
-        if shape == _FIND:
-            if path.find(piece, offset) >= 0:
-                return rank, rule
-        elif shape == _ENDS:
-            if path.endswith(piece) and len(path) - len(piece) >= offset:
-                return rank, rule
-        elif piece in path and pattern.matches(path):
-            return rank, rule
-    return best_rank, best
-
-
 def _scan_checked(rules: Iterable[_Wild], path: str, best_rank: int, best: int) -> tuple[int, int]:
-    """:func:`_scan` for rules from any bucket: each one's prefix is checked first."""
+    """The first matching rule of ``rules`` (in rank order), if it ranks above ``best``."""
     for rank, shape, piece, offset, pattern, rule in rules:
         if rank >= best_rank:
             break
+        if pattern is None:
+            continue  # never so: these rules come from _Literals, which keeps patterns
         if offset > 1 and not path.startswith(pattern.prefix):
             continue
         if shape == _FIND:

@@ -39,11 +39,11 @@ from .precedence import (
     code_line,
 )
 from .reading import (
-    BLANKS,
     DEFAULT_MAX_SIZE,
     KEY_NAMES,
     RawGroup,
     count_unknown,
+    decode_value,
     extra_items,
     line_starts,
     member_items,
@@ -72,7 +72,7 @@ class AgentLine(NamedTuple):
 _FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 # The spellings nearly every file uses, looked up as written.
 _COMMON_KEYS = {
-    spelling: KEY_NAMES[spelling.lower()]
+    spelling.encode(): KEY_NAMES[spelling.lower()]
     for spelling in ("Disallow", "Allow", "disallow", "allow", "DISALLOW", "ALLOW")
 }
 
@@ -113,10 +113,10 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
     ]
     read_apart = False
     for line, key, value in others:
-        name = _COMMON_KEYS.get(key) or KEY_NAMES[key.lower()]
+        name = _COMMON_KEYS.get(key) or KEY_NAMES[key.decode("ascii").lower()]
         if name not in ("disallow", "allow"):
             continue  # Crawl-delay and the like: see _Extras.
-        written = value.rstrip(BLANKS)
+        written = decode_value(value)
         if not written:
             continue  # SPEC 4: an empty value is no rule at all.
         # A value that can never match (SPEC 4) is no matcher: it can never
@@ -127,11 +127,12 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
         allow = name == "allow"
         if isinstance(matcher, str):
             read_apart = True
+            prefix = matcher.encode()  # normalised: ASCII
             if allow:
-                allow_values.append(matcher)
+                allow_values.append(prefix)
                 allow_lines.append(line)
             else:
-                disallow_values.append(matcher)
+                disallow_values.append(prefix)
                 disallow_lines.append(line)
         else:
             wild.append((line, allow, matcher))
@@ -143,7 +144,7 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
     return _Rules((allow_values, allow_lines), (disallow_values, disallow_lines), wild)
 
 
-def _in_file_order(lines: list[int], values: list[str]) -> tuple[list[int], list[str]]:
+def _in_file_order(lines: list[int], values: list[bytes]) -> tuple[list[int], list[bytes]]:
     pairs = sorted(zip(lines, values, strict=True))
     return list(map(_FIRST, pairs)), list(map(_SECOND, pairs))
 
@@ -292,7 +293,6 @@ class RobotsTxt:
     """A robots.txt file, parsed. Build one with :meth:`parse`."""
 
     __slots__ = (
-        "_indexes",
         "_unknown_lines",
         "_views",
         "groups",
@@ -323,7 +323,6 @@ class RobotsTxt:
         self.truncated = truncated
         self._unknown_lines = unknown_lines
         self._views: dict[tuple[str, str, str], RuleIndex] = {}
-        self._indexes: dict[tuple[tuple[int, ...], str], RuleIndex] = {}
 
     @classmethod
     def parse(
@@ -381,7 +380,8 @@ class RobotsTxt:
             return index
         check_precedence(precedence)
         chosen = self._selected(agent, agent_match)
-        index = self._indexes.get((chosen, precedence))
+        # Agents that select the same groups share one index.
+        index = next((i for i in self._views.values() if i.key == (chosen, precedence)), None)
         if index is None:
             groups = [self.groups[i] for i in chosen]
             read = [g.rules(self.url) for g in groups]
@@ -392,8 +392,8 @@ class RobotsTxt:
                 wild,
                 precedence,
                 functools.partial(self._pattern_at, groups),
+                key=(chosen, precedence),
             )
-            self._indexes[chosen, precedence] = index
         if len(self._views) >= _MAX_VIEWS:
             self._views.clear()  # Bound the memory of callers that vary the agent.
         self._views[key] = index
