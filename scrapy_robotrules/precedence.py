@@ -144,6 +144,7 @@ def _rank(kind: int, line: int, allow: int, priority: int) -> int:
 
 
 _UNKNOWN = -2
+_SHORT = 1 << 15  # below this many items, indexes fit in two bytes
 
 
 def _shared_start(first: AnyStr, second: AnyStr) -> AnyStr:
@@ -185,7 +186,8 @@ class _PrefixSet(Generic[AnyStr]):
     def parent(self, i: int) -> int:
         parents = self._parents
         if parents is None:
-            parents = self._parents = array("i", [_UNKNOWN]) * len(self.items)
+            size = len(self.items)
+            parents = self._parents = array("h" if size < _SHORT else "i", [_UNKNOWN]) * size
         parent = parents[i]
         if parent == _UNKNOWN:
             parent = parents[i] = self._longest(self.items[i][:-1], i)
@@ -405,27 +407,31 @@ class _Bucketed:
             # always apply, so they are one, tried first without a lookup.
             key = "" if prefix in ("", "/") else prefix
             rank = _rank(kind, line, allow, pattern.priority)
-            general = pattern if shape == _GENERAL else None
-            rows.append((key, rank, shape, piece, len(prefix), rule_code(line, allow), general))
+            several = pattern if shape == _GENERAL else None
+            rows.append((key, rank, shape, piece, len(prefix), rule_code(line, allow), several))
         rows.sort(key=_KEY_RANK)
         self._ranks = array("q", map(_SECOND, rows))
         self._shapes = bytes(map(_THIRD, rows))
         self._pieces: list[str] = list(map(_FOURTH, rows))
         self._offsets = array("i", map(_FIFTH, rows))
         self._codes = array("i", map(_SIXTH, rows))
-        self._general = {i: row[6] for i, row in enumerate(rows) if row[6] is not None}
+        general = {i: kept for i, row in enumerate(rows) if (kept := row[6]) is not None}
+        self._general: dict[int, Pattern] | None = general or None
         keys = list(map(_FIRST, rows))
         self._root = bisect_right(keys, "")
-        prefixes = sorted(set(keys[self._root :]))
-        self._set = _PrefixSet(prefixes)
-        self._starts = array("i", [bisect_left(keys, p) for p in prefixes])
-        self._starts.append(len(keys))
+        self._set: _PrefixSet[str] | None = None
+        self._starts: array[int] | None = None
+        if self._root < len(keys):
+            prefixes = sorted(set(keys[self._root :]))
+            self._set = _PrefixSet(prefixes)
+            self._starts = array("i", [bisect_left(keys, p) for p in prefixes])
+            self._starts.append(len(keys))
 
     def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
         if self._root:
             best_rank, best = self._scan(0, self._root, path, best_rank, best)
-        if self._set.items:
-            starts = self._starts
+        starts = self._starts
+        if self._set is not None and starts is not None:
             for bucket in self._set.all(path):
                 best_rank, best = self._scan(
                     starts[bucket], starts[bucket + 1], path, best_rank, best
@@ -450,7 +456,8 @@ class _Bucketed:
             elif shape == _EXACT:
                 found = len(path) == offsets[i]
             else:
-                found = pieces[i] in path and self._general[i].matches(path)
+                general = self._general
+                found = pieces[i] in path and general is not None and general[i].matches(path)
             if found:
                 return rank, self._codes[i]
         return best_rank, best

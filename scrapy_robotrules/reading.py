@@ -212,6 +212,7 @@ def read_layout(data: bytes) -> FileLayout:
         else:
             sitemaps[value] = None
     groups: list[RawGroup] = []
+    bodies: dict[bytes, bytes] = {}
     unknown = count_unknown(buf, 0, agent_lines[0].start() if agent_lines else end)
     line = 0
     counted = 0
@@ -241,7 +242,10 @@ def read_layout(data: bytes) -> FileLayout:
         if body_start < 0:
             body_start = gap_end
             body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
-        groups.append(RawGroup(tuple(agents), buf[body_start:gap_end], body_line))
+        body = buf[body_start:gap_end]
+        # Files often repeat one body for many agents: hold it once.
+        body = bodies.setdefault(body, body)
+        groups.append(RawGroup(tuple(agents), body, body_line))
         agents = []
         body_start = -1
     return FileLayout(groups, list(sitemaps), host, unknown)

@@ -58,6 +58,7 @@ __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_pat
 _ROBOTS_PATH = "/robots.txt"
 _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
 _MAX_VIEWS = 64
+_KEYS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
 WEIGHT_BASE = 2048
 WEIGHT_PER_BYTE = 32
 
@@ -378,6 +379,10 @@ class RobotsTxt:
         index = self._views.get(key)
         if index is not None:
             return index
+        # Every file asked by the same crawler holds the same key: one tuple.
+        if len(_KEYS) >= _MAX_VIEWS:
+            _KEYS.clear()
+        key = _KEYS.setdefault(key, key)
         check_precedence(precedence)
         chosen = self._selected(agent, agent_match)
         # Agents that select the same groups share one index.
