@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from reference import (
     AGENT_MATCHES,
-    MEMBER_KEYS,
     PRECEDENCES,
     is_robots_txt,
     read_lines,
@@ -196,6 +195,9 @@ def documents_as_lines(draw: st.DrawFn) -> list[str]:
     return lines
 
 
+RULE_KEYS = ("allow", "disallow")
+
+
 @FAST
 @given(
     lines=documents_as_lines(),
@@ -221,11 +223,13 @@ def test_adding_a_rule_that_does_not_match_changes_nothing(
     parsed_new = read_lines(new_line.encode("utf-8", "surrogateescape"))
     assume(not parsed_new or not reference_rule_matches(parsed_new[0].value, url, robots_url))
     before = "\n".join([*lines, ""])
-    # Insert right after a member line (or at the end): the group structure stays the same.
+    # Insert right after a rule line (or at the end): the group structure stays the same.
+    # Not after a Crawl-delay: before any rule, it leaves a run of User-agent
+    # lines open, which a rule line would end (SPEC 2).
     members = [
         line.number
         for line in read_lines(before.encode("utf-8", "surrogateescape"))
-        if line.key in MEMBER_KEYS
+        if line.key in RULE_KEYS
     ]
     position = [*members, len(lines)][where % (len(members) + 1)]
     after = "\n".join([*lines[:position], new_line, *lines[position:], ""])
