@@ -252,22 +252,28 @@ def read_layout(data: bytes) -> FileLayout:
 
 
 def _fast_member_line() -> re.Pattern[bytes]:
-    """One match per line: (plain Disallow value, plain Allow value, key, value, value2).
+    """One match per line: (plain Disallow value, plain Allow value, star key, star prefix,
+    star piece, star anchor, key, value, value2).
 
     A plain value starts with ``/`` and holds only characters that need no
     percent-normalising (no ``%``, ``*``, ``$``, space or non-ASCII): it is
-    its own normalised form and needs no Python work. Any other member line
-    falls to the general groups, as :func:`_lines` reads it.
+    its own normalised form and needs no Python work. A value of such
+    characters around one ``*`` (``/*foo``, ``/a/*.php$``) is cut at it: its
+    key, the text before and after the star, and the final ``$`` if any.
+    Any other member line falls to the general groups, as :func:`_lines`
+    reads it.
     """
     allow = _trie([s.encode() for s in _SPELLINGS["allow"]])
     disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
     # "#" is no value character: it starts a comment.
-    value_chars = re.escape(UNRESERVED + RESERVED.replace("#", "")).encode("ascii")
-    plain = rb" *:[ ]*(/[" + value_chars + rb"]*) *(?![^#\n])"
+    value_chars = b"[" + re.escape(UNRESERVED + RESERVED.replace("#", "")).encode("ascii") + b"]"
+    plain = rb" *:[ ]*(/" + value_chars + rb"*) *(?![^#\n])"
+    star = rb" *:[ ]*(/" + value_chars + rb"*)\*(" + value_chars + rb"+)(\$?) *(?![^#\n])"
     general = _line(_MEMBERS)
     # Disallow first: most member lines are Disallow lines.
     pattern = (
         rb"\n(?: *(?i:" + disallow + rb")" + plain + rb"| *(?i:" + allow + rb")" + plain
+        + rb"| *((?i:" + disallow + rb"|" + allow + rb"))" + star
         + rb"|" + general + rb")?"
     )  # fmt: skip
     return re.compile(pattern)
@@ -275,9 +281,11 @@ def _fast_member_line() -> re.Pattern[bytes]:
 
 _FAST_MEMBER_LINE = _fast_member_line()
 
+MemberItem = tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes]
 
-def member_items(body: bytes) -> list[tuple[bytes, bytes, bytes, bytes, bytes]]:
-    """Per line of a group's member text: (plain Disallow, plain Allow, key, value, value2).
+
+def member_items(body: bytes) -> list[MemberItem]:
+    """Per line of a group's member text, the groups of :func:`_fast_member_line`.
 
     Lines that are not members give empty strings, so an item's index is its
     line offset. ``body`` starts with the ``\\n`` before its first line, as

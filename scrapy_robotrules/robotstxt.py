@@ -33,6 +33,7 @@ from .precedence import (
     PlainRules,
     Rule,
     RuleIndex,
+    StarRules,
     WildRule,
     check_precedence,
     code_allows,
@@ -70,7 +71,7 @@ class AgentLine(NamedTuple):
     line: int
 
 
-_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
+_FIRST, _SECOND, _THIRD, _FOURTH, _FIFTH, _SIXTH, _SEVENTH = map(itemgetter, range(7))
 # The spellings nearly every file uses, looked up as written.
 _COMMON_KEYS = {
     spelling.encode(): KEY_NAMES[spelling.lower()]
@@ -84,6 +85,7 @@ class _Rules(NamedTuple):
     allow: PlainRules
     disallow: PlainRules
     wild: list[WildRule]
+    stars: StarRules
 
 
 def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
@@ -105,11 +107,20 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
     allow_values = list(compress(allows, allows))
     allow_lines: list[int] = list(compress(lines, allows))
     wild: list[WildRule] = []
-    keys = list(map(_THIRD, items))
+    star_keys = list(map(_THIRD, items))
+    star_items = list(compress(items, star_keys))
+    stars = StarRules(
+        list(compress(lines, star_keys)),
+        [key[:1] in b"aA" for key in compress(star_keys, star_keys)],
+        list(map(_FOURTH, star_items)),
+        list(map(_FIFTH, star_items)),
+        list(map(_SIXTH, star_items)),
+    )
+    keys = list(map(_SEVENTH, items))
     others = [
-        (line, key, value or value2)
-        for line, (_, _, key, value, value2) in zip(
-            compress(lines, keys), compress(items, keys), strict=True
+        (line, key, item[7] or item[8])
+        for line, key, item in zip(
+            compress(lines, keys), compress(keys, keys), compress(items, keys), strict=True
         )
     ]
     read_apart = False
@@ -142,7 +153,7 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
         # file order, which ranks and ties depend on.
         allow_lines, allow_values = _in_file_order(allow_lines, allow_values)
         disallow_lines, disallow_values = _in_file_order(disallow_lines, disallow_values)
-    return _Rules((allow_values, allow_lines), (disallow_values, disallow_lines), wild)
+    return _Rules((allow_values, allow_lines), (disallow_values, disallow_lines), wild, stars)
 
 
 def _in_file_order(lines: list[int], values: list[bytes]) -> tuple[list[int], list[bytes]]:
@@ -395,8 +406,9 @@ class RobotsTxt:
                 [r.allow for r in read],
                 [r.disallow for r in read],
                 wild,
+                [r.stars for r in read],
                 precedence,
-                functools.partial(self._pattern_at, groups),
+                pattern_at=functools.partial(self._pattern_at, groups),
                 key=(chosen, precedence),
             )
         if len(self._views) >= _MAX_VIEWS:
