@@ -156,19 +156,19 @@ def test_an_entry_weighs_its_file() -> None:
     assert small.weight < 4096
     heavy = hostile_entry("https://heavy.example")
     assert heavy.robots is not None
-    assert heavy.weight > 30 * heavy.robots.size > 15_000_000
+    assert heavy.weight > 15 * heavy.robots.size > 7_500_000
 
 
 def test_the_memory_store_evicts_by_weight() -> None:
     evicted: list[str] = []
     store = MemoryStore(capacity=None, on_evict=lambda e: evicted.append(e.origin))
     assert store.max_bytes == DEFAULT_CACHE_BYTES
-    store = MemoryStore(None, lambda e: evicted.append(e.origin), max_bytes=40_000_000)
+    store = MemoryStore(None, lambda e: evicted.append(e.origin), max_bytes=25_000_000)
     for i in range(3):
         store.put(hostile_entry(f"https://heavy{i}.example"))
     assert evicted == ["https://heavy0.example"]
     assert len(store) == 2
-    assert store.weight <= 40_000_000
+    assert store.weight <= 25_000_000
     store.get("https://heavy1.example")  # used: heavy2 is now the oldest
     store.put(hostile_entry("https://heavy3.example"))
     assert evicted == ["https://heavy0.example", "https://heavy2.example"]
@@ -186,7 +186,7 @@ def test_one_entry_heavier_than_the_budget_is_still_kept() -> None:
 def test_the_database_counts_evictions_by_weight(tmp_path: Path) -> None:
     body = hostile_file()
     for store in (None, f"sqlite:///{tmp_path}/robots.db"):
-        rules = RobotRules("bot", store=store, cache_bytes=40_000_000)
+        rules = RobotRules("bot", store=store, cache_bytes=25_000_000)
         for i in range(4):
             rules.parse(f"https://heavy{i}.example/robots.txt", body)
         assert (len(rules), rules.evicted) == (2, 2), store
