@@ -23,10 +23,11 @@ left.
 
 from __future__ import annotations
 
+import operator
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from operator import itemgetter
 from typing import AnyStr, Generic, NamedTuple
 
@@ -223,17 +224,19 @@ WildRule = tuple[int, bool, Pattern]
 
 
 class StarRules(NamedTuple):
-    """Rules of one ``*`` between characters that need no normalising, as read, not compiled.
+    """Rules of plain characters around at most one ``*``, as read, not compiled.
 
     Parallel lists: line, whether it allows, the text before the star, the
-    text after it (the needle), and ``$`` or nothing. Many of them (a
-    hostile file's 24,380 ``Disallow: /*<8 letters>``) go to an automaton
-    without one object made per rule.
+    star (or nothing), the text after it (the needle), and ``$`` or
+    nothing. ``/a/*``, ``/*.php$``, ``/a$``: most wildcard rules of real
+    files. Many of them (a hostile file's 24,380 ``Disallow: /*<8
+    letters>``) go to an automaton without one object made per rule.
     """
 
     lines: list[int]
     allows: list[bool]
     prefixes: list[bytes]
+    stars: list[bytes]
     pieces: list[bytes]
     anchors: list[bytes]
 
@@ -417,8 +420,24 @@ class _Bucketed:
         "_starts",
     )
 
-    def __init__(self, kind: int, wild: Iterable[WildRule]) -> None:
-        rows = []
+    def __init__(self, kind: int, wild: Iterable[WildRule], stars: Iterable[StarRules]) -> None:
+        rows: list[tuple[str, int, int, str, int, int, Pattern | None]] = []
+        for group in stars:
+            # Plain text around one star at most: no Pattern needed, the row
+            # is made from the text around the star (as Pattern would cut it).
+            for line, allow, head, star, tail, anchor in zip(*group, strict=True):
+                prefix = head.decode()
+                key = "" if prefix in ("", "/") else prefix
+                length = len(head) + len(star) + len(tail) + len(anchor)
+                rank = _rank(kind, line, allow, length)
+                if not star:
+                    shape = _EXACT if anchor else _ALWAYS
+                elif tail:
+                    shape = _ENDS if anchor else _FIND
+                else:
+                    shape = _ALWAYS  # "/a*", "/a*$": the prefix is all
+                code = rule_code(line, allow)
+                rows.append((key, rank, shape, tail.decode(), len(prefix), code, None))
         for line, allow, pattern in wild:
             shape, piece = _shape(pattern)
             prefix = pattern.prefix
@@ -450,7 +469,7 @@ class _Bucketed:
         if self._root:
             best_rank, best = self._scan(0, self._root, path, best_rank, best)
         starts = self._starts
-        if self._set is not None and starts is not None:
+        if starts is not None and self._set is not None:
             for bucket in self._set.all(path):
                 best_rank, best = self._scan(
                     starts[bucket], starts[bucket + 1], path, best_rank, best
@@ -480,12 +499,6 @@ class _Bucketed:
             if found:
                 return rank, self._codes[i]
         return best_rank, best
-
-
-def _compiled(stars: StarRules) -> list[WildRule]:
-    values = map(b"%s*%s%s".__mod__, zip(stars.prefixes, stars.pieces, stars.anchors, strict=True))
-    patterns = map(Pattern, map(bytes.decode, values))
-    return list(zip(stars.lines, stars.allows, patterns, strict=True))
 
 
 class RuleIndex:
@@ -546,19 +559,41 @@ class RuleIndex:
         self._codes = array("i", map(best.__getitem__, prefixes))
         del best
         self._literals: _Literals | None = None
-        starred = sum(len(group.lines) for group in stars)
+        self._wild: _Bucketed | None = None
+        # Star rules with a needle (text after the star) may go to the automaton.
+        starred = sum(len(group.pieces) for group in stars)
+        needled = starred - sum(group.pieces.count(b"") for group in stars)
         with_needle = [rule for rule in wild if rule[2].needle]
-        if len(with_needle) + starred >= _AUTOMATON_MIN:
+        if len(with_needle) + needled >= _AUTOMATON_MIN:
             needles = [pattern.needle for _, _, pattern in with_needle]
             codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in with_needle])
+            rest = []
             for group in stars:
-                needles += map(bytes.decode, group.pieces)
-                codes.extend(map(rule_code, group.lines, group.allows))
+                needles += map(bytes.decode, filter(None, group.pieces))
+                codes.extend(
+                    map(
+                        rule_code,
+                        compress(group.lines, group.pieces),
+                        compress(group.allows, group.pieces),
+                    )
+                )
+                if needled < starred:
+                    empty = list(map(operator.not_, group.pieces))
+                    rest.append(
+                        StarRules(
+                            list(compress(group.lines, empty)),
+                            list(compress(group.allows, empty)),
+                            list(compress(group.prefixes, empty)),
+                            list(compress(group.stars, empty)),
+                            list(compress(group.pieces, empty)),
+                            list(compress(group.anchors, empty)),
+                        )
+                    )
             self._literals = _Literals(kind, needles, codes, pattern_at)
             wild = [rule for rule in wild if not rule[2].needle]
-        elif starred:
-            wild = [*wild, *(rule for group in stars for rule in _compiled(group))]
-        self._wild = _Bucketed(kind, wild) if wild else None
+            stars = rest
+        if wild or any(group.lines for group in stars):
+            self._wild = _Bucketed(kind, wild, stars)
 
     def decide(self, path: str) -> int:
         """The deciding rule's code for the normalised ``path``, or ``NO_RULE``."""
@@ -567,7 +602,11 @@ class RuleIndex:
         plain = self._plain
         prefixes = plain.items
         if prefixes:
-            i = plain.longest(path.encode())  # normalised: ASCII, as the prefixes
+            # plain.longest(), inlined: the hot path of every check.
+            text = path.encode()  # normalised: ASCII, as the prefixes
+            i = bisect_right(prefixes, text) - 1
+            while i >= 0 and not text.startswith(prefixes[i]):
+                i = plain.parent(i)
             if i >= 0:
                 kind = self._kind
                 codes = self._codes

@@ -253,22 +253,24 @@ def read_layout(data: bytes) -> FileLayout:
 
 def _fast_member_line() -> re.Pattern[bytes]:
     """One match per line: (plain Disallow value, plain Allow value, star key, star prefix,
-    star piece, star anchor, key, value, value2).
+    star, star piece, star anchor, key, value, value2).
 
     A plain value starts with ``/`` and holds only characters that need no
     percent-normalising (no ``%``, ``*``, ``$``, space or non-ASCII): it is
     its own normalised form and needs no Python work. A value of such
-    characters around one ``*`` (``/*foo``, ``/a/*.php$``) is cut at it: its
-    key, the text before and after the star, and the final ``$`` if any.
-    Any other member line falls to the general groups, as :func:`_lines`
-    reads it.
+    characters with at most one ``*`` and maybe a final ``$`` (``/*foo``,
+    ``/a/*.php$``, ``/a/*``, ``/a$``) is cut: its key, the text before the
+    star, the star, the text after it and the ``$``. Any other member line
+    falls to the general groups, as :func:`_lines` reads it.
     """
     allow = _trie([s.encode() for s in _SPELLINGS["allow"]])
     disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
     # "#" is no value character: it starts a comment.
     value_chars = b"[" + re.escape(UNRESERVED + RESERVED.replace("#", "")).encode("ascii") + b"]"
     plain = rb" *:[ ]*(/" + value_chars + rb"*) *(?![^#\n])"
-    star = rb" *:[ ]*(/" + value_chars + rb"*)\*(" + value_chars + rb"+)(\$?) *(?![^#\n])"
+    # Possessive: the text before and after the star never gives back a
+    # character, so a long value that is no such rule fails in one pass.
+    star = rb" *:[ ]*(/" + value_chars + rb"*+)(\*?)(" + value_chars + rb"*+)(\$?) *(?![^#\n])"
     general = _line(_MEMBERS)
     # Disallow first: most member lines are Disallow lines.
     pattern = (
@@ -281,7 +283,7 @@ def _fast_member_line() -> re.Pattern[bytes]:
 
 _FAST_MEMBER_LINE = _fast_member_line()
 
-MemberItem = tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes]
+MemberItem = tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes]
 
 
 def member_items(body: bytes) -> list[MemberItem]:

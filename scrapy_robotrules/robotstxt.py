@@ -36,7 +36,6 @@ from .precedence import (
     StarRules,
     WildRule,
     check_precedence,
-    code_allows,
     code_line,
 )
 from .reading import (
@@ -71,7 +70,7 @@ class AgentLine(NamedTuple):
     line: int
 
 
-_FIRST, _SECOND, _THIRD, _FOURTH, _FIFTH, _SIXTH, _SEVENTH = map(itemgetter, range(7))
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 # The spellings nearly every file uses, looked up as written.
 _COMMON_KEYS = {
     spelling.encode(): KEY_NAMES[spelling.lower()]
@@ -100,35 +99,40 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
     # come, in C (compress); only the other member lines go through Python.
     items = member_items(raw.body)
     lines = range(raw.body_line, raw.body_line + len(items))
-    disallows = list(map(_FIRST, items))
+    if not items:
+        return _Rules(([], []), ([], []), [], StarRules([], [], [], [], [], []))
+    # One pass turns the rows into columns.
+    (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys, values, values2) = zip(
+        *items, strict=True
+    )
     disallow_values = list(compress(disallows, disallows))
     disallow_lines: list[int] = list(compress(lines, disallows))
-    allows = list(map(_SECOND, items))
     allow_values = list(compress(allows, allows))
     allow_lines: list[int] = list(compress(lines, allows))
     wild: list[WildRule] = []
-    star_keys = list(map(_THIRD, items))
-    star_items = list(compress(items, star_keys))
-    stars = StarRules(
+    starred = StarRules(
         list(compress(lines, star_keys)),
         [key[:1] in b"aA" for key in compress(star_keys, star_keys)],
-        list(map(_FOURTH, star_items)),
-        list(map(_FIFTH, star_items)),
-        list(map(_SIXTH, star_items)),
+        list(compress(prefixes, star_keys)),
+        list(compress(stars, star_keys)),
+        list(compress(pieces, star_keys)),
+        list(compress(anchors, star_keys)),
     )
-    keys = list(map(_SEVENTH, items))
-    others = [
-        (line, key, item[7] or item[8])
-        for line, key, item in zip(
-            compress(lines, keys), compress(keys, keys), compress(items, keys), strict=True
+    others = list(
+        zip(
+            compress(lines, keys),
+            compress(keys, keys),
+            compress(values, keys),
+            compress(values2, keys),
+            strict=True,
         )
-    ]
+    )
     read_apart = False
-    for line, key, value in others:
+    for line, key, value, value2 in others:
         name = _COMMON_KEYS.get(key) or KEY_NAMES[key.decode("ascii").lower()]
         if name not in ("disallow", "allow"):
             continue  # Crawl-delay and the like: see _Extras.
-        written = decode_value(value)
+        written = decode_value(value or value2)
         if not written:
             continue  # SPEC 4: an empty value is no rule at all.
         # A value that can never match (SPEC 4) is no matcher: it can never
@@ -153,7 +157,7 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
         # file order, which ranks and ties depend on.
         allow_lines, allow_values = _in_file_order(allow_lines, allow_values)
         disallow_lines, disallow_values = _in_file_order(disallow_lines, disallow_values)
-    return _Rules((allow_values, allow_lines), (disallow_values, disallow_lines), wild, stars)
+    return _Rules((allow_values, allow_lines), (disallow_values, disallow_lines), wild, starred)
 
 
 def _in_file_order(lines: list[int], values: list[bytes]) -> tuple[list[int], list[bytes]]:
@@ -430,10 +434,10 @@ class RobotsTxt:
         if index is None:
             index = self._index(agent, precedence, agent_match)
         path = request_path(url)
-        if is_robots_path(path):
+        if path.startswith(_ROBOTS_PATH) and is_robots_path(path):
             return True
         found = index.decide(path)
-        return found == NO_RULE or code_allows(found)
+        return found == NO_RULE or found & 1 == 1  # code_allows, inlined: the hot path
 
     def explain(
         self,
