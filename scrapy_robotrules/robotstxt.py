@@ -58,6 +58,7 @@ __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_pat
 _ROBOTS_PATH = "/robots.txt"
 _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
 _MAX_VIEWS = 64
+_MAX_SHOWN = 32
 _KEYS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
 WEIGHT_BASE = 2048
 WEIGHT_PER_BYTE = 20
@@ -309,6 +310,7 @@ class RobotsTxt:
     """A robots.txt file, parsed. Build one with :meth:`parse`."""
 
     __slots__ = (
+        "_shown",
         "_unknown_lines",
         "_views",
         "groups",
@@ -339,6 +341,7 @@ class RobotsTxt:
         self.truncated = truncated
         self._unknown_lines = unknown_lines
         self._views: dict[tuple[str, str, str], RuleIndex] = {}
+        self._shown: dict[int, Rule] | None = None
 
     @classmethod
     def parse(
@@ -456,10 +459,24 @@ class RobotsTxt:
         return Decision(allowed, rule, groups, url, path, agent, precedence, agent_match)
 
     def _rule(self, groups: Sequence[Group], line: int) -> Rule:
-        """The rule at ``line``, read again from its group."""
-        group = next(g for g in groups if g.holds(line))
-        directive, written = group.member(line)
-        return Rule(directive, written, line)
+        """The rule at ``line``, read again from its group (a scan of the group's text).
+
+        A crawler asks for an explanation of every request, and a site's
+        requests are decided by a few rules again and again: the last rules
+        read are kept.
+        """
+        shown = self._shown
+        if shown is None:
+            shown = self._shown = {}
+        rule = shown.get(line)
+        if rule is None:
+            group = next(g for g in groups if g.holds(line))
+            directive, written = group.member(line)
+            rule = Rule(directive, written, line)
+            if len(shown) >= _MAX_SHOWN:
+                shown.clear()
+            shown[line] = rule
+        return rule
 
     def _pattern_at(self, groups: Sequence[Group], line: int) -> Pattern:
         """The wildcard pattern of the rule at ``line``, read again from its group."""

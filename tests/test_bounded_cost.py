@@ -31,6 +31,7 @@ from test_differential import (
 
 from scrapy_robotrules import MemoryStore, RobotRules, RobotsTxt, precedence
 from scrapy_robotrules.fetch_policy import Outcome
+from scrapy_robotrules.robotstxt import Group
 from scrapy_robotrules.stores import DEFAULT_CACHE_BYTES, Entry
 
 RULES = 24_380
@@ -191,3 +192,21 @@ def test_the_database_counts_evictions_by_weight(tmp_path: Path) -> None:
             rules.parse(f"https://heavy{i}.example/robots.txt", body)
         assert (len(rules), rules.evicted) == (2, 2), store
         assert rules.allowed("https://heavy3.example/x") is True
+
+
+def test_explaining_again_reads_no_rule_text_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index keeps line numbers; a crawler explains every request, so a rule read is kept."""
+    robots = RobotsTxt.parse(hostile_file(2_000) + b"Disallow: /private\n")
+    reads: list[int] = []
+    original = Group.member
+
+    def member(self: Group, line: int, *, keep: bool = False) -> tuple[str, str]:
+        reads.append(line)
+        return original(self, line, keep=keep)
+
+    monkeypatch.setattr(Group, "member", member)
+    for _ in range(100):
+        decision = robots.explain("/private/page", "bot")
+        assert decision.rule is not None
+        assert (decision.rule.pattern, decision.rule.line) == ("/private", 2_002)
+    assert reads == [2_002]
