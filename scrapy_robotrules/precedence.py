@@ -242,7 +242,7 @@ class StarRules(NamedTuple):
 
 
 PlainRules = tuple[Sequence[bytes], Sequence[int]]
-"""Plain rules of one directive as read: normalised (ASCII) prefixes and lines, in file order."""
+"""Plain rules of one directive as read: normalised (ASCII) prefixes and codes, in file order."""
 
 _FIND, _ENDS, _GENERAL, _ALWAYS, _EXACT = 0, 1, 2, 3, 4
 
@@ -535,9 +535,7 @@ class RuleIndex:
             # first-match: the earliest line wins whatever it says.
             newest_first = sorted(
                 chain.from_iterable(
-                    zip(map(rule_code, lines, repeat(is_allow)), values, strict=True)
-                    for rules, is_allow in ((allow, True), (disallow, False))
-                    for values, lines in rules
+                    zip(codes, values, strict=True) for values, codes in (*allow, *disallow)
                 ),
                 reverse=True,
             )
@@ -545,15 +543,9 @@ class RuleIndex:
         else:
             # most-specific and allow-first: on the same prefix Allow wins,
             # then the earliest line.
-            for rules, is_allow in ((disallow, False), (allow, True)):
-                for values, lines in reversed(rules):
-                    best.update(
-                        zip(
-                            reversed(values),
-                            map(rule_code, reversed(lines), repeat(is_allow)),
-                            strict=True,
-                        )
-                    )
+            for rules in (disallow, allow):
+                for values, codes in reversed(rules):
+                    best.update(zip(reversed(values), reversed(codes), strict=True))
         prefixes = sorted(best)
         self._plain = _PrefixSet(prefixes)
         self._codes = array("i", map(best.__getitem__, prefixes))

@@ -37,6 +37,7 @@ from .precedence import (
     WildRule,
     check_precedence,
     code_line,
+    rule_code,
 )
 from .reading import (
     DEFAULT_MAX_SIZE,
@@ -106,10 +107,12 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
     (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys, values, values2) = zip(
         *items, strict=True
     )
+    # Rule codes (line * 2 + allow) straight from ranges, in C.
+    first, end = raw.body_line * 2, (raw.body_line + len(items)) * 2
     disallow_values = list(compress(disallows, disallows))
-    disallow_lines: list[int] = list(compress(lines, disallows))
+    disallow_codes: list[int] = list(compress(range(first, end, 2), disallows))
     allow_values = list(compress(allows, allows))
-    allow_lines: list[int] = list(compress(lines, allows))
+    allow_codes: list[int] = list(compress(range(first + 1, end, 2), allows))
     wild: list[WildRule] = []
     starred = StarRules(
         list(compress(lines, star_keys)),
@@ -147,22 +150,22 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
             prefix = matcher.encode()  # normalised: ASCII
             if allow:
                 allow_values.append(prefix)
-                allow_lines.append(line)
+                allow_codes.append(rule_code(line, allow))
             else:
                 disallow_values.append(prefix)
-                disallow_lines.append(line)
+                disallow_codes.append(rule_code(line, allow))
         else:
             wild.append((line, allow, matcher))
     if read_apart:
         # Rules read one by one came after the regex-built ones: restore
         # file order, which ranks and ties depend on.
-        allow_lines, allow_values = _in_file_order(allow_lines, allow_values)
-        disallow_lines, disallow_values = _in_file_order(disallow_lines, disallow_values)
-    return _Rules((allow_values, allow_lines), (disallow_values, disallow_lines), wild, starred)
+        allow_codes, allow_values = _in_file_order(allow_codes, allow_values)
+        disallow_codes, disallow_values = _in_file_order(disallow_codes, disallow_values)
+    return _Rules((allow_values, allow_codes), (disallow_values, disallow_codes), wild, starred)
 
 
-def _in_file_order(lines: list[int], values: list[bytes]) -> tuple[list[int], list[bytes]]:
-    pairs = sorted(zip(lines, values, strict=True))
+def _in_file_order(codes: list[int], values: list[bytes]) -> tuple[list[int], list[bytes]]:
+    pairs = sorted(zip(codes, values, strict=True))
     return list(map(_FIRST, pairs)), list(map(_SECOND, pairs))
 
 
