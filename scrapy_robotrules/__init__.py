@@ -13,6 +13,7 @@ from .cached_store import CachedStore, open_store
 from .database import RobotRules
 from .directives import RequestRate, UtcWindow
 from .fetch_policy import Outcome
+from .pagedirectives import PageDirectives, parse_page_directives
 from .robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
 from .stores import Entry, MemoryStore, RulesStore
 
@@ -24,6 +25,7 @@ __all__ = [
     "Group",
     "MemoryStore",
     "Outcome",
+    "PageDirectives",
     "RequestRate",
     "RobotRules",
     "RobotsTxt",
@@ -31,6 +33,7 @@ __all__ = [
     "RulesStore",
     "UtcWindow",
     "open_store",
+    "parse_page_directives",
 ]
 
 __version__ = "0.1.0"
@@ -39,6 +42,7 @@ __version__ = "0.1.0"
 # must not import Scrapy or Twisted.
 _SCRAPY_LAYER = {
     "Addon": ".addon",
+    "PageDirectivesMiddleware": ".pagemiddleware",
     "RobotParser": ".robotparser",
     "RobotRulesExtension": ".extension",
     "RobotRulesMiddleware": ".middleware",
@@ -48,6 +52,7 @@ if TYPE_CHECKING:
     from .addon import Addon as Addon
     from .extension import RobotRulesExtension as RobotRulesExtension
     from .middleware import RobotRulesMiddleware as RobotRulesMiddleware
+    from .pagemiddleware import PageDirectivesMiddleware as PageDirectivesMiddleware
     from .robotparser import RobotParser as RobotParser
 
 

@@ -2,8 +2,12 @@
 
 It puts :class:`~scrapy_robotrules.RobotRulesMiddleware` where Scrapy's
 ``RobotsTxtMiddleware`` sits (priority 100), turns the built-in off and
-enables :class:`~scrapy_robotrules.RobotRulesExtension`. If the project
-moved the built-in, the middleware takes its place there. A priority (or
+enables :class:`~scrapy_robotrules.RobotRulesExtension`,
+:class:`~scrapy_robotrules.content_coding.RobotsBodyMiddleware` at 595 (a
+compressed robots.txt is unpacked only as far as it is read) and, for
+page-level rules, :class:`~scrapy_robotrules.PageDirectivesMiddleware` (a
+spider middleware, priority 950). If the project moved the built-in, the
+middleware takes its place there. A priority (or
 ``None``) the project gave either class of this package itself stays as it
 is. ``ROBOTSTXT_OBEY`` remains the switch.
 
@@ -20,11 +24,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.utils.misc import load_object
 
+from .compat import component_priority, disable_component
+from .content_coding import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
 from .extension import RobotRulesExtension
 from .middleware import RobotRulesMiddleware
+from .pagemiddleware import PageDirectivesMiddleware
 from .settings import RobotRulesConfig, RobotRulesSettingError
+from .usagemiddleware import UsagePreferencesMiddleware
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -34,14 +41,8 @@ __all__ = ["Addon"]
 BUILTIN_PRIORITY = 100
 """Where Scrapy's RobotsTxtMiddleware sits in DOWNLOADER_MIDDLEWARES_BASE."""
 EXTENSION_PRIORITY = 0
-
-
-def _priority_of(settings: BaseSettings, name: str, cls: type) -> int | None:
-    """The priority of ``cls`` in the ``name`` setting merged with its base; ``None`` if off."""
-    for key, value in settings.get_component_priority_dict_with_base(name).items():
-        if load_object(key) is cls:
-            return int(value)
-    return None
+PAGE_PRIORITY = 950
+"""Past DepthMiddleware (900): a request dropped for nofollow is dropped before it is counted."""
 
 
 class Addon:
@@ -65,10 +66,19 @@ class Addon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         name = "DOWNLOADER_MIDDLEWARES"
-        builtin = _priority_of(settings, name, RobotsTxtMiddleware)
+        builtin = component_priority(settings, name, RobotsTxtMiddleware)
         priority = builtin if builtin is not None else BUILTIN_PRIORITY
         settings.setdefault_in_component_priority_dict(name, RobotRulesMiddleware, priority)
-        settings.set_in_component_priority_dict(name, RobotsTxtMiddleware, None)
+        disable_component(settings, name, RobotsTxtMiddleware)
+        settings.setdefault_in_component_priority_dict(
+            name, RobotsBodyMiddleware, MIDDLEWARE_PRIORITY
+        )
         settings.setdefault_in_component_priority_dict(
             "EXTENSIONS", RobotRulesExtension, EXTENSION_PRIORITY
+        )
+        settings.setdefault_in_component_priority_dict(
+            "SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_PRIORITY
+        )
+        settings.setdefault_in_component_priority_dict(
+            "SPIDER_MIDDLEWARES", UsagePreferencesMiddleware, PAGE_PRIORITY + 1
         )

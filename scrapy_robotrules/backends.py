@@ -90,6 +90,12 @@ class Backend(Protocol):
         """
         ...
 
+    def eviction(self) -> str | None:
+        """Why records, leases and paces may vanish before they expire, as one phrase for a
+        log line (a Redis server that evicts keys under ``maxmemory``); ``None`` if they stay.
+        """
+        ...
+
     def close(self) -> None: ...
 
 

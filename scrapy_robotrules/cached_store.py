@@ -224,6 +224,11 @@ class CachedStore:
         wait = self._ask("reserve", lambda: self.backend.reserve(origin, interval))
         return None if isinstance(wait, _Failed) else wait
 
+    def eviction(self) -> str | None:
+        """The backend's :meth:`~.backends.Backend.eviction`; ``None`` if it does not answer."""
+        found = self._ask("eviction", self.backend.eviction)
+        return None if isinstance(found, _Failed) else found
+
     def close(self) -> None:
         self._write_back()
         with suppress(StoreError):

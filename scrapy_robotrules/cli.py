@@ -2,7 +2,8 @@
 
 ``check`` answers like a crawler would; ``compare`` shows what each
 precedence mode would decide, so a switch of mode can be judged before it
-is made.
+is made. ``page`` shows the page-level rules of a saved response
+(:mod:`.pagecli`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
+from . import __version__
 from .agents import AGENT_MATCH_STYLES, TOKEN
+from .pagecli import add_page_command, run_page
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
 from .robotstxt import Decision, RobotsTxt
 from .urls import origin_of
+from .usage import PURPOSES, refuse_purposes, robots_statements, usage_view
 
 __all__ = ["main"]
 
@@ -37,6 +41,7 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="robotrules",
         description="Check URLs against a robots.txt file and say which rule decides.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def common(sub: argparse.ArgumentParser) -> None:
@@ -84,6 +89,14 @@ def _build_parser() -> argparse.ArgumentParser:
         " tie), first-match (1994 spec: first in the file), allow-first (any Allow, then any"
         " Disallow) (default: most-specific)",
     )
+    check.add_argument(
+        "--purpose",
+        action="append",
+        choices=PURPOSES,
+        default=[],
+        help="what the content is for (repeatable): a URL whose robots.txt usage preferences"
+        " (Content-Usage, Content-Signal) refuse it is disallowed, as ROBOTRULES_PURPOSES does",
+    )
     compare = commands.add_parser(
         "compare",
         help="the decision of every precedence mode, side by side",
@@ -92,6 +105,7 @@ def _build_parser() -> argparse.ArgumentParser:
         " 1 when they disagree on any, 2 on a usage error.",
     )
     common(compare)
+    add_page_command(commands)
     return parser
 
 
@@ -114,6 +128,8 @@ def _robots_url(given: str | None, urls: Sequence[str]) -> str | None:
 
 
 def _why(decision: Decision) -> str:
+    if decision.note and decision.rule is not None:
+        return decision.note  # refused by a usage preference, though a rule allows it
     if decision.rule is not None:
         return str(decision.rule)
     return decision.reason.split(": ", 1)[1]
@@ -126,10 +142,27 @@ def _short(decision: Decision) -> str:
     return verdict
 
 
+def _write_usage(out: TextIO, robots: RobotsTxt, decision: Decision) -> None:
+    """The usage preferences beside a decision, one indented line each, when the file has any."""
+    if not robots.usage_lines:
+        return
+    if not decision.allowed:
+        decision = robots.explain(
+            decision.url, decision.agent, decision.precedence, decision.agent_match
+        )
+    statements, notes = robots_statements(robots, decision)
+    view = usage_view(decision.url, statements, notes=notes)
+    for line in view.explain():
+        if not line.endswith(": unknown"):
+            out.write(f"            usage: {line}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _build_parser()
     args = parser.parse_args(argv)
+    if args.command == "page":
+        return run_page(args, parser, sys.stdout)
     if args.max_size < 1:
         parser.error("--max-size must be a positive number of bytes")
     try:
@@ -145,8 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         width = max(len(url) for url in args.urls)
         for url in args.urls:
             decision = robots.explain(url, args.agent, args.precedence, args.agent_match)
+            if args.purpose and decision.allowed:
+                decision = refuse_purposes(robots, decision, args.purpose)
             verdict = "allowed" if decision.allowed else "disallowed"
             out.write(f"{verdict:<10}  {url:<{width}}  {_why(decision)}\n")
+            _write_usage(out, robots, decision)
             if not decision.allowed:
                 status = EXIT_DISALLOWED
         return status

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
-from scrapy.utils.asyncio import call_later
 
+from . import compat
 from .manager import (
     DECIDED,
     OFFERED,
@@ -120,7 +120,7 @@ class RobotRulesExtension:
         # Whoever called engine.crawl() may give it an errback before
         # returning to the loop: settled on the loop's next turn.
         if not self._dropped:
-            call_later(0, self._settle)
+            compat.call_later(0, self._settle)
         self._dropped.append((request, exc))
         raise exc
 
@@ -172,20 +172,16 @@ class RobotRulesExtension:
         # No signal comes between "closing spider" and the scheduler's close:
         # wrap that close, so a crawl stopped with requests parked (JOBDIR)
         # saves them in its queue like every other pending request.
-        engine = self.crawler.engine
-        slot = getattr(engine, "_slot", None)
-        scheduler = getattr(slot, "scheduler", None)
-        close = getattr(scheduler, "close", None)
-        if scheduler is None or close is None:
+        scheduler = compat.scheduler(self.crawler)
+        if scheduler is None:
             return
         manager = self.manager
 
-        def close_with_parked(reason: str) -> Any:
+        def hand_parked() -> None:
             for request in manager.take_parked():
                 scheduler.enqueue_request(request)
-            return close(reason)
 
-        scheduler.close = close_with_parked
+        compat.on_scheduler_close(scheduler, hand_parked)
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         self._settle(closing=True)

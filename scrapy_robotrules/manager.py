@@ -30,8 +30,9 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+import zlib
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
@@ -39,15 +40,15 @@ from scrapy import Request
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred, DeferredSemaphore
 from w3lib.url import safe_url_string
 
-from . import signals
+from . import compat, signals
 from .agents import product_token
 from .cached_store import CachedStore
+from .content_coding import ACCEPT_ENCODING, ROBOTS_META, decode_body, hidden_encoding
 from .database import RobotRules
 from .directives import RequestRate
 from .fetch_policy import (
@@ -62,12 +63,13 @@ from .robotparser import RobotParser
 from .robotstxt import Decision, RobotsTxt, is_robots_path
 from .settings import MAX_RETRY_DELAY, RobotRulesConfig, crawl_config, named_for_robots
 from .urls import origin_of, request_path
+from .usage import USAGE_REFUSAL, refuse_purposes
 
 if TYPE_CHECKING:
+    from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
-    from scrapy.utils.asyncio import CallLaterResult
 
     from .stores import Entry
 
@@ -94,8 +96,8 @@ PARKED = "_robotrules_parked"
 
 STATS_PREFIX = "robotrules/"
 DOWNLOAD_SIZE_FACTOR = 10
-"""A robots.txt body, decompressed, may be this many times ROBOTRULES_MAX_SIZE before
-the download is refused (``download_maxsize``): beyond, it counts as unreachable."""
+"""A robots.txt body, as sent, may be this many times ROBOTRULES_MAX_SIZE before the
+download is refused (``download_maxsize``): beyond, it counts as unreachable."""
 _UNCHECKED_SCHEMES = ("data", "file")
 _EMPTY = RobotsTxt.parse(b"")
 
@@ -179,49 +181,13 @@ MAX_REBOOKINGS = 3
 LATE_SHARE = 0.05
 """A request woken later than this share of its origin's delay after its fleet
 turn books another turn (at most ``MAX_REBOOKINGS`` times) instead of going."""
+FLEET_MARGIN = 0.1
+"""Fleet turns are this share wider than the Crawl-delay (see ``pace``): what one
+crawler's request spends between its turn and the site (the middleware chain,
+the downloader, a busy process) must not shorten the gap another one keeps."""
 FLEET_POLL_FIRST = 0.05
 FLEET_POLL_MAX = 1.0
 """Seconds between looks at the shared store while another crawler fetches: doubling."""
-
-
-def crawl_closing(crawler: Crawler) -> bool:
-    """Whether the crawl is stopping (a signal, ``crawler.stop()``) or its spider closing.
-
-    ``engine.running`` turns false as a stop begins; the engine's slot has
-    ``closing`` set from the moment a spider starts closing (``CloseSpider``
-    included) and is gone once it closed. An engine without these (a
-    stand-in, in tests or embedders) never closes.
-    """
-    engine = crawler.engine
-    if engine is None:
-        return False
-    if getattr(engine, "running", True) is False:
-        return True
-    slot = getattr(engine, "_slot", _NO_SLOT)
-    if slot is _NO_SLOT:
-        return False
-    return slot is None or getattr(slot, "closing", None) is not None
-
-
-_NO_SLOT = object()
-
-
-async def _sleep(seconds: float) -> None:
-    """Sleep under either reactor (``scrapy.utils.asyncio.sleep`` needs Scrapy 2.18)."""
-    done: Deferred[None] = Deferred()
-    call_later(seconds, done.callback, None)
-    await maybe_deferred_to_future(done)
-
-
-def _jitter(slot: Any) -> float:
-    """How far a download slot varies its delay at random, as a share (0.5: +-50%).
-
-    ``Slot.jitter`` in current Scrapy; older versions had ``randomize_delay``, meaning +-50%.
-    """
-    jitter = getattr(slot, "jitter", None)
-    if jitter is None:
-        jitter = 0.5 if getattr(slot, "randomize_delay", False) else 0.0
-    return float(jitter)
 
 
 MAX_DELAY_JITTER = 0.1
@@ -233,31 +199,16 @@ twice the delay. With +-10% they run from the delay to 1.22 times it,
 1.11 times on average."""
 
 
-def _limit_jitter(slot: Any) -> float:
-    """Bring the slot's random variation down to MAX_DELAY_JITTER; the variation it keeps."""
-    jitter = _jitter(slot)
-    if jitter <= MAX_DELAY_JITTER:
-        return jitter
-    if hasattr(slot, "jitter"):
-        slot.jitter = MAX_DELAY_JITTER
-        return MAX_DELAY_JITTER
-    slot.randomize_delay = False  # Scrapy before Slot.jitter: +-50% or nothing
-    return 0.0
-
-
-def _slot_gap(slot: Any, crawler: Crawler) -> float:
+def _slot_gap(slot: Slot | None, crawler: Crawler) -> float:
     """The longest gap a download slot may put between two requests (random delays included)."""
     if slot is not None:
-        return float(slot.delay) * (1.0 + _jitter(slot))
+        return float(slot.delay) * (1.0 + compat.slot_jitter(slot))
     # No slot yet: the downloader will make one with these settings.
     settings = crawler.settings
-    return settings.getfloat("DOWNLOAD_DELAY") * (
-        1.0 + settings.getfloat("DOWNLOAD_DELAY_JITTER", 0.5)
-    )
+    return settings.getfloat("DOWNLOAD_DELAY") * (1.0 + compat.default_jitter(settings))
 
 
-@contextmanager
-def _own_allowance(downloader: Any) -> Iterator[None]:
+def _own_allowance(crawler: Crawler) -> AbstractContextManager[None]:
     """A robots.txt fetch takes no ``CONCURRENT_REQUESTS`` place from the pages.
 
     ``engine.download_async`` sends it at once, but counts it among the
@@ -268,15 +219,7 @@ def _own_allowance(downloader: Any) -> Iterator[None]:
     raised by one for each fetch under way; ``ROBOTRULES_CONCURRENT_FETCHES``
     bounds how many are.
     """
-    limit = getattr(downloader, "total_concurrency", 0)
-    limited = isinstance(limit, int) and limit > 0  # 0: no limit
-    if limited:
-        downloader.total_concurrency += 1
-    try:
-        yield
-    finally:
-        if limited:
-            downloader.total_concurrency -= 1
+    return compat.extra_download_place(compat.downloader(crawler))
 
 
 SLOW_FETCH = 5.0
@@ -292,7 +235,7 @@ class _Place:
 
     def __init__(self, places: DeferredSemaphore) -> None:
         self.places: DeferredSemaphore | None = places
-        self.call = call_later(SLOW_FETCH, self.give_up)
+        self.call = compat.call_later(SLOW_FETCH, self.give_up)
 
     def give_up(self) -> None:
         if self.places is not None:
@@ -306,11 +249,11 @@ class _Renewal:
 
     def __init__(self, fleet: CachedStore, origin: str, owner: str, seconds: float) -> None:
         self.fleet, self.origin, self.owner, self.seconds = fleet, origin, owner, seconds
-        self.call: CallLaterResult | None = call_later(seconds / 3, self.renew)
+        self.call: compat.Timer | None = compat.call_later(seconds / 3, self.renew)
 
     def renew(self) -> None:
         self.fleet.lease(self.origin, self.owner, self.seconds)
-        self.call = call_later(self.seconds / 3, self.renew)
+        self.call = compat.call_later(self.seconds / 3, self.renew)
 
     def stop(self) -> None:
         if self.call is not None:
@@ -368,8 +311,8 @@ class _Origin:
         self.failures = 0
         self.unreachable_since: float | None = None
         self.last_error = ""
-        self.retry_call: CallLaterResult | None = None
-        self.timeout_call: CallLaterResult | None = None
+        self.retry_call: compat.Timer | None = None
+        self.timeout_call: compat.Timer | None = None
 
     @property
     def idle(self) -> bool:
@@ -397,6 +340,7 @@ class RobotsManager:
             config.agent_match,
             config.cache_size,
             max_size=config.max_size,
+            cache_bytes=config.cache_bytes,
             store=config.store,
         )
         self.fleet: CachedStore | None = None
@@ -406,6 +350,8 @@ class RobotsManager:
             self.fleet.on_event = self._store_event
             # Rules another crawler fetched ask this one for the same pace.
             self.fleet.on_adopt = lambda entry: self._note_politeness(entry.origin, entry)
+        self._own_floor = self.fleet is not None and self._may_lose_turns(self.fleet)
+        """The store may drop its pace keys: the slot floor keeps Crawl-delay here as well."""
         self._request_agents = not named_for_robots(crawler.settings, crawler.spider)
         """No agent named for robots.txt: a request's own User-Agent header is matched."""
         self._token = config.product_token
@@ -415,6 +361,8 @@ class RobotsManager:
         """robots.txt fetches completed, whatever their outcome."""
         self.slowest: tuple[float, str] | None = None
         """The longest fetch so far: seconds, robots.txt URL."""
+        self.summary_lines: list[Callable[[], str | None]] = []
+        """More lines for the closing summary (the page directives add theirs)."""
         self._origins: dict[str, _Origin] = {}
         self._politeness: dict[str, _Politeness] = {}
         self._running: set[Deferred[None]] = set()
@@ -425,8 +373,11 @@ class RobotsManager:
         self._overflow: dict[str, DiskOverflow] = {}
         """Per origin, parked requests beyond ROBOTRULES_MAX_WAITING_PER_ORIGIN, on disk."""
         self._overflow_dir = OverflowDirectory()
-        self._jobdir = bool(crawler.settings.get("JOBDIR"))
-        """Whether requests still waiting when the crawl closes are saved (else lost, counted)."""
+        settings = crawler.settings
+        self._saves_at_close = bool(settings.get("JOBDIR")) or settings.getbool("SCHEDULER_PERSIST")
+        """Whether requests still waiting when the crawl closes are saved (else lost, counted):
+        in JOBDIR, or in a shared queue that outlives this crawler (scrapy-redis's
+        ``SCHEDULER_PERSIST``), where another crawler of the fleet takes them."""
         self._fetch_places = DeferredSemaphore(config.concurrent_fetches)
         """robots.txt downloads under way at once; more wait here, outside the downloader."""
         limit = DOWNLOAD_SIZE_FACTOR * config.max_size
@@ -441,7 +392,8 @@ class RobotsManager:
         """The manager of ``crawler``, created (settings checked) on first use."""
         manager = getattr(crawler, cls._ATTRIBUTE, None)
         if not isinstance(manager, RobotsManager):
-            manager = cls(crawler, crawl_config(crawler))
+            with compat.failing_start(crawler):
+                manager = cls(crawler, crawl_config(crawler))
             setattr(crawler, cls._ATTRIBUTE, manager)
         return manager
 
@@ -553,7 +505,7 @@ class RobotsManager:
 
     def _offer(self, request: Request) -> None:
         """Offer a parked request to the scheduler again (through the door: decided there)."""
-        engine = self.crawler.engine
+        engine = compat.engine(self.crawler)
         if engine is None or engine.spider is None or self._scheduler_closed:
             # The scheduler is gone: nothing can take it any more.
             self._lost([request])
@@ -568,7 +520,7 @@ class RobotsManager:
         without, it is counted ``lost_at_close`` and raised out as
         :class:`RobotsTxtNotFetched`.
         """
-        if self._jobdir:
+        if self._saves_at_close:
             self._saved([request])
             return
         self._lost([request])
@@ -602,7 +554,7 @@ class RobotsManager:
 
     def closing(self) -> bool:
         """Whether the crawl is stopping or its spider closing: no new fetch or retry starts."""
-        return crawl_closing(self.crawler)
+        return compat.crawl_closing(self.crawler)
 
     def take_parked(self) -> list[Request]:
         """Every parked request, no longer parked: for a scheduler about to close.
@@ -617,7 +569,7 @@ class RobotsManager:
             requests += self._overflow.pop(origin).drain()
         # No more parking: a request parked now would outlive the scheduler.
         self._scheduler_closed = True
-        if self._jobdir:
+        if self._saves_at_close:
             self._saved(requests)
             return requests
         self._lost(requests)
@@ -644,7 +596,14 @@ class RobotsManager:
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
             if stale:
                 self._fetch(self._state(origin, request), request, refresh=True)
-            return entry.explain(url, self._agent(request), self.db.precedence, self.db.agent_match)
+            decision = entry.explain(
+                url, self._agent(request), self.db.precedence, self.db.agent_match
+            )
+            # --- usage preferences (usage.py): a purpose robots.txt refuses drops the request.
+            if self.config.purposes and decision.allowed and entry.robots is not None:
+                decision = refuse_purposes(entry.robots, decision, self.config.purposes)
+            # --- end usage preferences
+            return decision
         # Unreachable and no earlier rules: the origin is disallowed for now.
         state = self._state(origin, request)
         state.trigger = request  # what the next retry copies meta from
@@ -654,10 +613,10 @@ class RobotsManager:
         if now - since >= self.config.unreachable_timeout:
             raise RobotsTxtUnreachable(origin, now - since, state.last_error or "no answer")
         if not state.fetching and state.retry_call is None:
-            state.retry_call = call_later(entry.fresh_until - now, self._retry, state)
+            state.retry_call = compat.call_later(entry.fresh_until - now, self._retry, state)
         if state.timeout_call is None:
             wait = since + self.config.unreachable_timeout - now
-            state.timeout_call = call_later(wait, self._give_up, state)
+            state.timeout_call = compat.call_later(wait, self._give_up, state)
         return None
 
     async def _wait(self, state: _Origin) -> Entry | None:
@@ -697,7 +656,7 @@ class RobotsManager:
             # Timers run on the loop's clock, the database on the wall clock.
             left = state.unreachable_since + self.config.unreachable_timeout - self.db.clock()
             if left > 0:
-                state.timeout_call = call_later(left, self._give_up, state)
+                state.timeout_call = compat.call_later(left, self._give_up, state)
                 return
         waiters, state.waiters = state.waiters, []
         if waiters:
@@ -733,7 +692,7 @@ class RobotsManager:
             self._inc("refreshed")
         # On the next turn of the loop, so that whoever asked is waiting
         # before the fetch can end.
-        call_later(0, self._launch, state)
+        compat.call_later(0, self._launch, state)
 
     def _launch(self, state: _Origin) -> None:
         running = deferred_from_coro(self._run_fetch(state))
@@ -793,7 +752,7 @@ class RobotsManager:
                 return entry
             if self.closing():
                 raise _Closing
-            await _sleep(pause)
+            await compat.sleep(pause)
             pause = min(pause * 2, FLEET_POLL_MAX)
 
     def _adopt(self, state: _Origin, entry: Entry) -> None:
@@ -842,15 +801,16 @@ class RobotsManager:
 
     async def _send_signals(self, state: _Origin, entry: Entry, trigger: Request) -> None:
         fetched_robots = entry.robots if entry.outcome is Outcome.RULES else None
-        if fetched_robots is not None:
+        if fetched_robots is not None and compat.ROBOTS_PARSED is not None:
             parser = RobotParser(
                 fetched_robots, precedence=self.db.precedence, agent_match=self.db.agent_match
             )
-            await self.crawler.signals.send_catch_log_async(
-                signal=scrapy_signals.robots_parsed, robotparser=parser, request=trigger
+            await compat.send_signal(
+                self.crawler, compat.ROBOTS_PARSED, robotparser=parser, request=trigger
             )
-        await self.crawler.signals.send_catch_log_async(
-            signal=signals.robotrules_fetched,
+        await compat.send_signal(
+            self.crawler,
+            signals.robotrules_fetched,
             origin=state.name,
             robots=fetched_robots,
             outcome=entry.outcome,
@@ -871,15 +831,23 @@ class RobotsManager:
             "dont_redirect": True,
             # Wherever robots.txt redirects to, it is no offsite request.
             "allow_offsite": True,
-            # Only the first ROBOTRULES_MAX_SIZE bytes are read; a body (or a
-            # decompressed body: a gzip bomb) far beyond that is refused
-            # early, before it fills memory, and counts as unreachable.
+            # Only the first ROBOTRULES_MAX_SIZE bytes are read: a body sent
+            # far larger than that is refused early, before it fills memory,
+            # and counts as unreachable. A compressed one is unpacked here,
+            # only as far as it is read (content_coding).
             "download_maxsize": self._download_maxsize,
+            ROBOTS_META: True,
         }
         for key in ("proxy", "download_slot"):
             if key in trigger.meta:
                 meta[key] = trigger.meta[key]
-        return Request(url, priority=ROBOTS_PRIORITY, meta=meta, callback=NO_CALLBACK)
+        return Request(
+            url,
+            priority=ROBOTS_PRIORITY,
+            meta=meta,
+            headers={"Accept-Encoding": ACCEPT_ENCODING},
+            callback=NO_CALLBACK,
+        )
 
     async def _download(self, robots_url: str, trigger: Request) -> _Fetched:
         """Fetch ``robots_url`` through the engine, following up to 5 redirects."""
@@ -892,9 +860,9 @@ class RobotsManager:
             self._inc("request_count")
             try:
                 try:
-                    with _own_allowance(getattr(self.crawler.engine, "downloader", None)):
-                        response = await self.crawler.engine.download_async(
-                            self._robots_request(url, trigger)
+                    with _own_allowance(self.crawler):
+                        response = await compat.download(
+                            self.crawler, self._robots_request(url, trigger)
                         )
                 finally:
                     place.give_up()
@@ -944,15 +912,23 @@ class RobotsManager:
         lifetime = freshness_lifetime(
             headers, max_age=self.config.max_age, min_age=self.config.min_age, now=now
         )
+        body = response.body
+        codings = hidden_encoding(response)
+        if codings and outcome is Outcome.RULES:
+            try:
+                body = decode_body(body, codings, self.db.max_size + 1)
+            except (zlib.error, ValueError) as exc:
+                detail = f"HTTP {status}, a body that cannot be unpacked ({exc})"
+                return self._store_unreachable(state, status, fetched.url, detail)
         robots = None
         if outcome is Outcome.RULES:
-            robots = RobotsTxt.parse(response.body, state.robots_url, max_size=self.db.max_size)
+            robots = RobotsTxt.parse(body, state.robots_url, max_size=self.db.max_size)
             if robots.truncated:
                 self._inc("truncated")
                 logger.info(
                     "robots.txt of %(origin)s is larger than ROBOTRULES_MAX_SIZE"
                     " (%(size)d > %(limit)d bytes): only its first part was read",
-                    {"origin": state.name, "size": len(response.body), "limit": self.db.max_size},
+                    {"origin": state.name, "size": len(body), "limit": self.db.max_size},
                     extra={"spider": self.crawler.spider},
                 )
         entry = self.db.put(
@@ -962,7 +938,7 @@ class RobotsManager:
             fresh_until=now + lifetime,
             status=status,
             final_url=fetched.url,
-            body=response.body if robots is not None else None,
+            body=body if robots is not None else None,
         )
         if state.unreachable_since is not None:
             logger.info(
@@ -1112,16 +1088,29 @@ class RobotsManager:
         gap keeps to the delay. Only ever raises the slot's delay: what
         AutoThrottle or ``DOWNLOAD_DELAY`` ask for above it stays.
         """
-        if self.fleet is not None and self.fleet.available:
+        if self.fleet is not None and self.fleet.available and not self._own_floor:
             return  # the fleet's turns keep the delay (see pace)
         self._raise_slot_delay(request)
+
+    def _may_lose_turns(self, fleet: CachedStore) -> bool:
+        """Whether the store may evict its pace keys (then: WARNING, stat, slot floor too)."""
+        why = fleet.eviction()
+        if why is None:
+            return False
+        self.stats.set_value(f"{STATS_PREFIX}store/may_evict", 1)
+        logger.warning(
+            "robots.txt store %(store)s: %(why)s; fleet-wide Crawl-delay turns may be lost,"
+            " so this crawler also keeps each delay on its own download slots",
+            {"store": fleet.backend.name, "why": why},
+        )
+        return True
 
     def _raise_slot_delay(self, request: Request) -> None:
         delay = self.crawl_delay(request)
         slot = self._slot(request) if delay is not None else None
         if delay is None or slot is None:
             return
-        jitter = _limit_jitter(slot)
+        jitter = compat.limit_jitter(slot, MAX_DELAY_JITTER)
         floor = delay / (1.0 - jitter)
         if slot.delay < floor:
             slot.delay = floor
@@ -1146,11 +1135,10 @@ class RobotsManager:
             self.apply_crawl_delay(request)
             return
         slot = self._slot(request)
-        gap = max(delay, _slot_gap(slot, self.crawler))
+        # Turns a little wider than the delay: a request reaches the site some
+        # time after its turn, and that time varies between crawlers.
+        gap = max(delay * (1.0 + FLEET_MARGIN), _slot_gap(slot, self.crawler))
         origin = origin_of(request.url)
-        # Seen by the slot meanwhile, as if queued there: DownloaderAwarePriorityQueue
-        # then sends this origin no more requests while they wait their turn.
-        active = slot.active if slot is not None else set()
         for _ in range(MAX_REBOOKINGS + 1):
             wait = fleet.reserve(origin, gap)
             if wait is None:
@@ -1159,11 +1147,10 @@ class RobotsManager:
             if wait <= 0:
                 break
             due = time.monotonic() + wait
-            active.add(request)
-            try:
-                await _sleep(wait)
-            finally:
-                active.discard(request)
+            # Seen by the slot meanwhile, as if queued there: DownloaderAwarePriorityQueue
+            # then sends this origin no more requests while they wait their turn.
+            with compat.watch_in_slot(slot, request):
+                await compat.sleep(wait)
             # Woken late (a busy process): the next crawler's turn is already
             # near, so sending now would shorten the gap. Book another turn.
             if time.monotonic() - due <= LATE_SHARE * gap:
@@ -1171,17 +1158,18 @@ class RobotsManager:
             self._inc("fleet/rebooked")
         self._inc("fleet/paced")
 
-    def _slot(self, request: Request) -> Any:
-        engine = self.crawler._engine
-        if engine is None:
-            return None
-        downloader = engine.downloader
-        return downloader.slots.get(downloader.get_slot_key(request))
+    def _slot(self, request: Request) -> Slot | None:
+        return compat.download_slot(self.crawler, request)
 
     def close(self) -> None:
-        """Cancel the timers of every origin (the spider is closed); close the store."""
+        """Cancel the timers of every origin (the spider is closed); close the store.
+
+        The overflow directory goes too: by now the closing scheduler took
+        what waited there (saved with JOBDIR, else counted lost).
+        """
         for state in self._origins.values():
             state.cancel_timers()
+        self._overflow_dir.remove()
         if self.fleet is not None:
             self.fleet.close()
 
@@ -1205,6 +1193,8 @@ class RobotsManager:
             )
         else:
             self.count("forbidden")
+            if USAGE_REFUSAL in exc.reason:  # usage preferences (usage.py)
+                self.stats.inc_value(f"{STATS_PREFIX}usage/forbidden")
             logger.debug(
                 "Forbidden by robots.txt: %(request)s %(reason)s",
                 {"request": request, "reason": exc.reason},
@@ -1241,4 +1231,4 @@ class RobotsManager:
         if self.slowest is not None:
             seconds, url = self.slowest
             text += f"; slowest robots.txt: {url} ({seconds:.2f} s)"
-        return text
+        return "\n".join([text, *filter(None, (line() for line in self.summary_lines))])

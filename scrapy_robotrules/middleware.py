@@ -26,7 +26,7 @@ from .manager import (
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
-    from scrapy import Request
+    from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
@@ -48,7 +48,8 @@ class RobotRulesMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    async def process_request(self, request: Request) -> None:
+    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        # ``spider``: Scrapy 2.13 passes it; 2.14+ passes it only to methods that require it.
         manager = self.manager
         if not manager.checks(request):
             return

@@ -152,5 +152,28 @@ class RedisBackend:
         )
         return max(0.0, float(wait))
 
+    def eviction(self) -> str | None:
+        """The server's ``maxmemory-policy`` when it is not ``noeviction``.
+
+        Any other policy lets Redis drop keys under memory pressure, pace
+        keys included: fleet-wide turns are then forgotten. A server whose
+        ``CONFIG`` command is disabled or renamed cannot say; that is
+        reported as a possible eviction too.
+        """
+        try:
+            answer = self.client.config_get("maxmemory-policy")
+        except redis.ResponseError as exc:  # CONFIG disabled, renamed or not permitted
+            error = redact_url(self._url, str(exc))
+            return f"maxmemory-policy cannot be read (CONFIG GET: {error}): it may evict keys"
+        except redis.RedisError as exc:
+            raise StoreError(f"{self.name}: eviction: {redact_url(self._url, str(exc))}") from None
+        policies = {_text(key): _text(value) for key, value in answer.items()}
+        policy = policies.get("maxmemory-policy", "noeviction")
+        return None if policy == "noeviction" else f"maxmemory-policy is {policy}: it evicts keys"
+
     def close(self) -> None:
         self.client.close()
+
+
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

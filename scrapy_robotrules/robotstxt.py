@@ -51,6 +51,7 @@ from .reading import (
     member_line,
     read_bytes,
     read_layout,
+    usage_lines,
 )
 from .urls import request_path
 
@@ -322,6 +323,7 @@ class RobotsTxt:
         "size",
         "truncated",
         "url",
+        "usage_lines",
     )
 
     def __init__(
@@ -334,8 +336,11 @@ class RobotsTxt:
         truncated: bool = False,
         unknown_lines: int = 0,
         size: int = 0,
+        usage: Sequence[tuple[int, str, str]] = (),
     ) -> None:
         self.url = url
+        self.usage_lines: tuple[tuple[int, str, str], ...] = tuple(usage)
+        """``Content-Usage`` and ``Content-Signal`` lines: (line, key, value); see :mod:`.usage`."""
         self.size = size
         """Bytes of the file that were read (after the size limit)."""
         self.groups: tuple[Group, ...] = tuple(Group(raw) for raw in groups)
@@ -369,6 +374,7 @@ class RobotsTxt:
             truncated=truncated,
             unknown_lines=layout.unknown_lines,
             size=len(data),
+            usage=usage_lines(data),
         )
 
     def __repr__(self) -> str:

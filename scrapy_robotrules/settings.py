@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from .agents import AGENT_MATCH_STYLES, TOKEN, product_token
 from .backends import redact_url, store_kind
 from .fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED_CHOICES
+from .pagehtml import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
 from .stores import DEFAULT_CACHE_BYTES
@@ -70,8 +71,23 @@ DEFAULTS: dict[str, Any] = {
     "ROBOTRULES_CONCURRENT_FETCHES": 64,
     "ROBOTRULES_STORE": "memory",
     "ROBOTRULES_LEASE": 10.0,
+    # Page-level directives (pagemiddleware.py).
+    "ROBOTRULES_PAGE_NOFOLLOW": True,
+    "ROBOTRULES_PAGE_NOFOLLOW_LINKS": False,
+    "ROBOTRULES_PAGE_NOINDEX": "mark",
+    "ROBOTRULES_PAGE_NOINDEX_FIELD": "robotrules_noindex",
+    "ROBOTRULES_PAGE_MAX_HTML": DEFAULT_PAGE_MAX_HTML,
+    # Usage preferences (usagemiddleware.py).
+    "ROBOTRULES_PURPOSES": [],
+    "ROBOTRULES_USAGE_ITEMS": "mark",
+    "ROBOTRULES_USAGE_FIELD": "robotrules_usage_refused",
 }
 """Every setting this package reads, with its default."""
+
+PAGE_NOINDEX_CHOICES = ("mark", "drop", "ignore")
+"""What ``ROBOTRULES_PAGE_NOINDEX`` does with items of a noindex page."""
+USAGE_PURPOSES = ("train-ai", "search", "ai-input", "tdm")
+"""What ``ROBOTRULES_PURPOSES`` may list (:data:`scrapy_robotrules.usage.PURPOSES`)."""
 
 MAX_RETRY_DELAY = 600.0
 """The back-off between fetches of an unreachable robots.txt never exceeds this."""
@@ -84,11 +100,12 @@ LIMITS: dict[str, float] = {
     "ROBOTRULES_MAX_AGE": 365 * DAY,
     "ROBOTRULES_MIN_AGE": 365 * DAY,
     "ROBOTRULES_CACHE_SIZE": 100_000_000,
-    "ROBOTRULES_CACHE_BYTES": 1 << 40,
+    "ROBOTRULES_CACHE_BYTES": 2**40,
     "ROBOTRULES_MAX_CRAWL_DELAY": DAY,
     "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 10_000_000,
     "ROBOTRULES_CONCURRENT_FETCHES": 10_000,
     "ROBOTRULES_LEASE": 3_600.0,
+    "ROBOTRULES_PAGE_MAX_HTML": 10_000_000,
 }
 """The largest value each numeric setting accepts (README's settings table says the same)."""
 
@@ -127,6 +144,20 @@ class RobotRulesConfig:
     """``memory``, ``sqlite:///absolute/path.db``, ``sqlite:relative.db`` or ``redis://...``."""
     lease: float = 10.0
     """Seconds a crashed crawler's robots.txt fetch lease outlives it (shared stores)."""
+    page_nofollow: bool = True
+    """Drop the requests a callback yields from a ``nofollow`` response."""
+    page_nofollow_links: bool = False
+    """Drop the requests a callback yields to the response's ``rel="nofollow"`` links."""
+    page_noindex: str = "mark"
+    """Items yielded from a ``noindex`` (or expired) response: ``mark``, ``drop`` or ``ignore``."""
+    page_noindex_field: str = "robotrules_noindex"
+    page_max_html: int = DEFAULT_PAGE_MAX_HTML
+    """Bytes of an HTML response read for its robots meta tags."""
+    purposes: tuple[str, ...] = ()
+    """What the crawl's content is for; a URL whose preferences refuse one is not used."""
+    usage_items: str = "mark"
+    """Items of a response whose preferences refuse a purpose: ``mark``, ``drop``, ``ignore``."""
+    usage_field: str = "robotrules_usage_refused"
 
     @property
     def product_token(self) -> str:
@@ -190,6 +221,24 @@ class RobotRulesConfig:
             ),
             store=_store(get("ROBOTRULES_STORE")),
             lease=_seconds("ROBOTRULES_LEASE", get("ROBOTRULES_LEASE"), zero=False),
+            page_nofollow=_boolean("ROBOTRULES_PAGE_NOFOLLOW", get("ROBOTRULES_PAGE_NOFOLLOW")),
+            page_nofollow_links=_boolean(
+                "ROBOTRULES_PAGE_NOFOLLOW_LINKS", get("ROBOTRULES_PAGE_NOFOLLOW_LINKS")
+            ),
+            page_noindex=_choice(
+                "ROBOTRULES_PAGE_NOINDEX", get("ROBOTRULES_PAGE_NOINDEX"), PAGE_NOINDEX_CHOICES
+            ),
+            page_noindex_field=_field_name(
+                "ROBOTRULES_PAGE_NOINDEX_FIELD", get("ROBOTRULES_PAGE_NOINDEX_FIELD")
+            ),
+            page_max_html=_integer(
+                "ROBOTRULES_PAGE_MAX_HTML", get("ROBOTRULES_PAGE_MAX_HTML"), minimum=1
+            ),
+            purposes=_purposes(get("ROBOTRULES_PURPOSES")),
+            usage_items=_choice(
+                "ROBOTRULES_USAGE_ITEMS", get("ROBOTRULES_USAGE_ITEMS"), PAGE_NOINDEX_CHOICES
+            ),
+            usage_field=_field_name("ROBOTRULES_USAGE_FIELD", get("ROBOTRULES_USAGE_FIELD")),
         )
 
     @classmethod
@@ -260,6 +309,33 @@ def _boolean(name: str, value: object) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("0", "1", "true", "false"):
         return value.strip().lower() in ("1", "true")
     raise _invalid(name, "True or False (or 1, 0, 'true', 'false')", value)
+
+
+def _purposes(value: object) -> tuple[str, ...]:
+    """A list (or comma-separated string) of purposes, each one of USAGE_PURPOSES."""
+    name = "ROBOTRULES_PURPOSES"
+    listed = ", ".join(repr(p) for p in USAGE_PURPOSES)
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple, set, frozenset)):
+        raise _invalid(name, f"a list of purposes among {listed}", value)
+    purposes: list[str] = []
+    for item in items:
+        purpose = item.strip() if isinstance(item, str) else item
+        if purpose == "":
+            continue
+        if purpose not in USAGE_PURPOSES:
+            raise _invalid(name, f"a list of purposes among {listed}", value)
+        if purpose not in purposes:
+            purposes.append(purpose)
+    return tuple(purposes)
+
+
+def _field_name(name: str, value: object) -> str:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    raise _invalid(name, "a non-empty item field name", value)
 
 
 def _store(value: object) -> str:

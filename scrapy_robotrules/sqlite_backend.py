@@ -170,6 +170,9 @@ class SQLiteBackend:
             raise ValueError(f"interval must be a finite number of seconds, not {interval!r}")
         return self._run(work, write=True)
 
+    def eviction(self) -> str | None:
+        return None  # a file keeps what it is given
+
     def close(self) -> None:
         if self._db is not None:
             try:

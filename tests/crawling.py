@@ -13,17 +13,20 @@ import warnings
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from importlib import import_module
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import pytest
 import pytest_twisted  # type: ignore[import-untyped]
-from mockserver import MockServer, get_reactor, install_loopback_dns
+import scrapy.exceptions
+from mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler, CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from twisted.internet.defer import Deferred, race
+from twisted.internet.interfaces import IReactorTime
 from twisted.python.failure import Failure
 from twisted.web.client import Agent, readBody
 
@@ -36,6 +39,33 @@ BASE_SETTINGS: dict[str, Any] = {
     "HTTPPROXY_ENABLED": False,
 }
 """Settings under every test crawl; a test's own settings override them."""
+
+SCRAPY_VERSION = tuple(int(part) for part in scrapy.__version__.split(".")[:2])
+"""The installed Scrapy's (major, minor): some tests check what only some versions have."""
+
+_TWISTED_ERRORS = {
+    "CannotResolveHostError": "twisted.internet.error.DNSLookupError",
+    "DownloadTimeoutError": "twisted.internet.error.TimeoutError",
+    "ResponseDataLossError": "twisted.web._newclient.ResponseFailed",
+    "DownloadFailedError": "twisted.web._newclient.ResponseNeverReceived",
+}
+"""Scrapy 2.14+'s download errors, by the Twisted error Scrapy 2.13 raised instead."""
+
+
+def download_error(name: str) -> type[Exception]:
+    """The class the installed Scrapy raises for the download error ``name`` (2.14+'s name)."""
+    found = getattr(scrapy.exceptions, name, None)
+    if found is None:  # Scrapy 2.13
+        module, _, attribute = _TWISTED_ERRORS[name].rpartition(".")
+        found = getattr(import_module(module), attribute)
+    return cast("type[Exception]", found)
+
+
+def error_path(name: str) -> str:
+    """``download_error(name)`` as Scrapy's ``exception_type_count`` stats name it."""
+    error = download_error(name)
+    return f"{error.__module__}.{error.__qualname__}"
+
 
 CRAWL_TIMEOUT = 60.0
 """Seconds after which ``run_spider`` fails the test instead of hanging the suite."""
@@ -83,6 +113,10 @@ class RecordingSpider(Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> RecordingSpider:
+        # ``crawlers=[]`` hands the crawler to the test (to watch its stats, or stop it).
+        crawlers = kwargs.pop("crawlers", None)
+        if crawlers is not None:
+            crawlers.append(crawler)
         spider = super().from_crawler(crawler, *args, **kwargs)
         crawler.signals.connect(spider.on_dropped, signal=signals.request_dropped)
         return spider
@@ -213,3 +247,41 @@ async def fetch(url: str) -> Fetched:
         for name, values in response.headers.getAllRawHeaders()
     }
     return Fetched(response.code, headers, body)
+
+
+def when(condition: Callable[[], bool], then: Callable[[], object]) -> list[bool]:
+    """Call ``then`` once ``condition()`` holds, looked at every 10 ms; the flag says it did.
+
+    For ordering a test's events by the crawl's state (a count of parked
+    requests, say) rather than by how fast the machine is.
+    """
+    from twisted.internet.task import LoopingCall
+
+    fired = [False]
+
+    def look() -> None:
+        if condition():
+            fired[0] = True
+            loop.stop()
+            then()
+
+    loop = LoopingCall(look)
+    loop.clock = cast("IReactorTime", get_reactor())
+    loop.start(0.01, now=True)
+    return fired
+
+
+def release_when(
+    mockserver: MockServer, host: str, count: int, then: Callable[[], object]
+) -> list[bool]:
+    """Call ``then`` once ``host`` has received ``count`` page requests; the flag says it did."""
+    fired = [False]
+
+    def listen(record: RequestRecord) -> None:
+        pages = [r for r in mockserver.requests_for(host) if r.path != "/robots.txt"]
+        if record.host == host and len(pages) == count and not fired[0]:
+            fired[0] = True
+            get_reactor().callLater(0, then)
+
+    mockserver.listeners.append(listen)
+    return fired

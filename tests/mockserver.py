@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from twisted.internet.posixbase import PosixReactorBase
     from twisted.internet.tcp import Port
     from twisted.web import http
+    from twisted.web.http_headers import Headers
 
 
 def get_reactor() -> PosixReactorBase:
@@ -49,7 +50,8 @@ class Reply:
     ``reset`` sends the headers (announcing the full length) and half the
     body, then closes the connection; ``gzip`` sends the body with
     ``Content-Encoding: gzip``; ``redirect_to`` becomes the ``Location``
-    header of a 3xx reply.
+    header of a 3xx reply. ``header_lines`` are sent after ``headers``, one
+    line each, so a name may repeat (several ``X-Robots-Tag`` headers).
     """
 
     status: int = 200
@@ -60,6 +62,7 @@ class Reply:
     redirect_to: str | None = None
     reset: bool = False
     gzip: bool = False
+    header_lines: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.redirect_to is not None and not 300 <= self.status < 400:
@@ -120,6 +123,7 @@ class _WebRequest(Protocol):
     uri: bytes
     path: bytes
     transport: _Transport
+    responseHeaders: Headers
 
     def getRequestHostname(self) -> bytes: ...
     def getHeader(self, key: bytes) -> bytes | None: ...
@@ -205,6 +209,10 @@ class MockServer(Resource):
             self._answer(request, answer)
         return len(held)
 
+    def holding(self, host: str, path: str = "/robots.txt") -> int:
+        """How many requests for ``path`` of ``host`` are held unanswered (``hang``) now."""
+        return sum(1 for held in self._held_at.values() if held == (host.lower(), path))
+
     def requests_for(self, host: str, path: str | None = None) -> list[RequestRecord]:
         """The requests ``host`` received, in order; ``path`` (with its query) filters."""
         host = host.lower()
@@ -262,6 +270,8 @@ class MockServer(Resource):
             request.setHeader("Location", reply.redirect_to)
         for name, value in reply.headers.items():
             request.setHeader(name, value)
+        for name, value in reply.header_lines:
+            request.responseHeaders.addRawHeader(name, value)
         request.setHeader("Content-Length", str(len(body)))
         if reply.reset:
             request.write(body[: len(body) // 2])

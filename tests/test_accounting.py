@@ -17,15 +17,17 @@ released, so no assertion depends on how fast the machine is.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from functools import partial
 from typing import Any
 
-from crawling import CrawlResult, RecordingSpider, async_test, run_spider
-from mockserver import MockServer, Reply, RequestRecord, get_reactor
+from crawling import CrawlResult, RecordingSpider, async_test, release_when, run_spider
+from mockserver import MockServer, Reply
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 from test_middleware import OURS, PRIVATE, stat
+
+from scrapy_robotrules.manager import RobotsManager
 
 CRAWL_TESTS = True
 
@@ -47,22 +49,6 @@ def identity_holds(result: CrawlResult[Any]) -> bool:
         )
     )
     return bool(stat(result, "offered") == ended)
-
-
-def release_when(
-    mockserver: MockServer, host: str, count: int, then: Callable[[], object]
-) -> list[bool]:
-    """Call ``then`` once ``host`` has received ``count`` page requests; the flag says it did."""
-    fired = [False]
-
-    def listen(record: RequestRecord) -> None:
-        pages = [r for r in mockserver.requests_for(host) if r.path != "/robots.txt"]
-        if record.host == host and len(pages) == count and not fired[0]:
-            fired[0] = True
-            get_reactor().callLater(0, then)
-
-    mockserver.listeners.append(listen)
-    return fired
 
 
 @async_test
@@ -142,8 +128,10 @@ async def test_waiting_requests_past_the_per_origin_cap_take_no_download_place(
     result = await run_spider(SavableSpider, settings, start_urls=[*slow, *fast])
     assert released[0], "fast.test's pages waited behind slow.test's overflow"
     assert sorted(result.crawled) == sorted(slow + fast)
-    # Five waited in memory, the other 35 on disk.
+    # Five waited in memory, the other 35 on disk, in a directory gone with the crawl.
     assert stat(result, "parked/disk/max") == 35
+    manager = RobotsManager.for_crawler(result.crawler)
+    assert manager._overflow_dir._path is None
     assert stat(result, "parked/memory") == 0
     assert stat(result, "offered") == stat(result, "allowed") == 50
     assert identity_holds(result)

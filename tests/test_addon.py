@@ -27,12 +27,23 @@ from scrapy_robotrules import Addon, RobotRulesExtension, RobotRulesMiddleware
 CRAWL_TESTS = True
 
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private\n"
+BUILTIN_PATH = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+
+
+def component_list(settings: Settings, name: str) -> list[Any]:
+    """The components of ``name`` (with its base) Scrapy enables, in order, as written."""
+    # Scrapy 2.15.1+ merges by import path; 2.13 to 2.15.0 by key as written.
+    merge = getattr(settings, "get_component_priority_dict_with_base", settings.getwithbase)
+    return build_component_list(merge(name))
 
 
 def components(settings: Settings, name: str) -> dict[Any, Any]:
-    """The enabled components of ``name`` (with its base), by class, with their priority."""
-    merged = settings.get_component_priority_dict_with_base(name)
-    return {load_object(key): value for key, value in merged.items()}
+    """The components of ``name`` Scrapy enables, by class, with their priority."""
+    merge = getattr(settings, "get_component_priority_dict_with_base", settings.getwithbase)
+    merged = merge(name)
+    found = [load_object(key) for key in component_list(settings, name)]
+    assert len(set(found)) == len(found), f"a component enabled twice: {found}"
+    return {load_object(key): merged[key] for key in component_list(settings, name)}
 
 
 def added(settings: dict[str, Any] | None = None) -> Settings:
@@ -48,10 +59,7 @@ def test_the_addon_swaps_the_builtin_for_the_middleware_and_enables_the_extensio
     assert middlewares[RobotRulesMiddleware] == 100
     assert RobotsTxtMiddleware not in middlewares
     assert components(settings, "EXTENSIONS")[RobotRulesExtension] == 0
-    order = build_component_list(
-        settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
-    )
-    names = [load_object(path) for path in order]
+    names = [load_object(path) for path in component_list(settings, "DOWNLOADER_MIDDLEWARES")]
     # Where the built-in was: after OffsiteMiddleware, before the rest.
     assert names.index(RobotRulesMiddleware) == 1
 
@@ -133,11 +141,16 @@ async def test_the_middleware_alone_obeys_robots_txt(mockserver: MockServer) -> 
     urls = [mockserver.url("site.test", p) for p in ("/public", "/private")]
     settings = {
         "ROBOTSTXT_OBEY": True,
-        "DOWNLOADER_MIDDLEWARES": {RobotsTxtMiddleware: None, RobotRulesMiddleware: 100},
+        # By its path: Scrapy before 2.15.1 keeps the base's path key enabled
+        # beside a class key set to None (README, Compatibility).
+        "DOWNLOADER_MIDDLEWARES": {BUILTIN_PATH: None, RobotRulesMiddleware: 100},
     }
     result = await run_spider(RecordingSpider, settings, start_urls=urls)
     assert result.crawled == [urls[0]]
     assert result.ignored == [urls[1]]
+    middlewares, _ = enabled(result)
+    assert RobotsTxtMiddleware not in middlewares
+    assert RobotRulesMiddleware in middlewares
 
 
 @async_test

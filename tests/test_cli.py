@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import io
 import os
 import subprocess
@@ -401,3 +402,59 @@ def test_module_usage_error_is_one_line(tmp_path: Path) -> None:
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert "missing.txt" in done.stderr
+
+
+def test_version_is_the_packages() -> None:
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).resolve().parent.parent / "setup.cfg")
+    done = robotrules("--version")
+    assert (done.returncode, done.stdout) == (0, f"robotrules {config['metadata']['version']}\n")
+
+
+def test_package_data_names_only_files_that_exist() -> None:
+    root = Path(__file__).resolve().parent.parent
+    config = configparser.ConfigParser()
+    config.read(root / "setup.cfg")
+    for package, patterns in config["options.package_data"].items():
+        for pattern in patterns.replace(",", " ").split():
+            assert list((root / package).glob(pattern)), f"{package}/{pattern} matches nothing"
+
+
+USAGE_ROBOTS = (
+    "User-Agent: *\n"
+    "Content-Signal: search=yes, ai-train=no\n"
+    "Allow: /\n"
+    "Disallow: /never/\n"
+    "Content-Usage: /ai-ok/ search=n\n"
+)
+
+
+def test_check_shows_usage_preferences(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_text(USAGE_ROBOTS)
+    assert main(["check", str(path), "https://e.com/a", "https://e.com/never/x"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == [
+        "usage:",
+        "train-ai:",
+        "disallowed",
+        "<-",
+        "robots.txt",
+        "line",
+        "2:",
+        "Content-Signal:",
+        "search=yes,",
+        "ai-train=no",
+    ]
+    assert "no usage preferences apply" in out[-1]
+
+
+def test_check_purpose_refused_by_usage_preferences(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_text(USAGE_ROBOTS)
+    assert main(["check", str(path), "https://e.com/a", "--purpose", "search"]) == 0
+    assert main(["check", str(path), "https://e.com/ai-ok/x", "--purpose", "search"]) == 1
+    out = capsys.readouterr().out
+    assert "disallowed  https://e.com/ai-ok/x  usage preferences refuse search" in out

@@ -9,6 +9,9 @@
 
 from __future__ import annotations
 
+import gzip
+import tracemalloc
+import zlib
 from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import Any, cast
@@ -20,9 +23,10 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 from scrapy.utils.misc import build_from_crawler
-from test_middleware import BUILTIN, OURS, gaps, paths
+from test_middleware import BUILTIN, OURS, gaps, paths, stat
 
 from scrapy_robotrules import RobotParser
+from scrapy_robotrules.content_coding import decode_body
 
 CRAWL_TESTS = True
 
@@ -221,3 +225,80 @@ def test_scrapy_interface_unicode_url_and_useragent() -> None:
     assert not rp.allowed("https://site.local/wiki/Käyttäjä:", "*")
     assert rp.allowed("https://site.local/some/randome/page.html", "*")
     assert not rp.allowed("https://site.local/some/randome/page.html", "UnicödeBöt")
+
+
+# A compressed robots.txt: unpacked only as far as it is read (RFC 9309 §2.5).
+
+BOMB_RULES = b"User-agent: *\nDisallow: /private\n"
+
+
+@async_test
+async def test_a_gzip_bomb_robots_txt_is_read_as_far_as_max_size_in_bounded_memory(
+    mockserver: MockServer,
+) -> None:
+    # A 20 MB comment after the rules, 20 KB on the wire: four times what
+    # Scrapy would unpack (ten times ROBOTRULES_MAX_SIZE) before refusing it.
+    bomb = gzip.compress(BOMB_RULES + b"#" * 20_000_000, compresslevel=9)
+    assert len(bomb) < 100_000
+    mockserver.set_robots("bomb.test", Reply(body=bomb, headers={"Content-Encoding": "gzip"}))
+    urls = [mockserver.url("bomb.test", p) for p in ("/public", "/private")]
+    # A first crawl imports what crawls import, so that the traced one measures the crawl.
+    await run_spider(RecordingSpider, OURS, start_urls=[mockserver.url("warm.test")])
+    tracemalloc.start()
+    try:
+        result = await run_spider(RecordingSpider, OURS, start_urls=urls)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.crawled == [urls[0]]
+    assert result.ignored == [urls[1]]
+    assert stat(result, "truncated") == 1
+    assert stat(result, "origins/unreachable") == 0
+    # Unpacked to ROBOTRULES_MAX_SIZE + 1 bytes: not 20 MB, nor the 5 MB where Scrapy stops.
+    assert peak < 5_000_000, peak
+    [line] = result.messages("larger than ROBOTRULES_MAX_SIZE")
+    assert "512001 > 512000" in line
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "raw-deflate", "gzip-members"])
+@async_test
+async def test_every_zlib_coding_is_unpacked(mockserver: MockServer, coding: str) -> None:
+    if coding == "gzip":
+        body = gzip.compress(BOMB_RULES)
+    elif coding == "gzip-members":
+        body = gzip.compress(BOMB_RULES[:20]) + gzip.compress(BOMB_RULES[20:])
+    elif coding == "deflate":
+        body = zlib.compress(BOMB_RULES)
+    else:
+        packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        body = packer.compress(BOMB_RULES) + packer.flush()
+    header = "deflate" if "deflate" in coding else "gzip"
+    mockserver.set_robots("zipped.test", Reply(body=body, headers={"Content-Encoding": header}))
+    urls = [mockserver.url("zipped.test", p) for p in ("/public", "/private")]
+    result = await run_spider(RecordingSpider, OURS, start_urls=urls)
+    assert result.crawled == [urls[0]]
+    assert result.ignored == [urls[1]]
+    assert stat(result, "truncated") == 0
+
+
+@async_test
+async def test_a_broken_gzip_robots_txt_is_unreachable_not_allow_all(
+    mockserver: MockServer,
+) -> None:
+    broken = gzip.compress(BOMB_RULES)[:-12]  # cut inside the stream
+    mockserver.set_robots("broken.test", Reply(body=broken, headers={"Content-Encoding": "gzip"}))
+    urls = [mockserver.url("broken.test", "/private")]
+    settings = {**OURS, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.5}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    assert result.crawled == []
+    assert stat(result, "origins/unreachable") == 1
+    assert result.messages("cannot be unpacked")
+
+
+def test_decode_body_stops_at_the_limit() -> None:
+    bomb = gzip.compress(b"x" * 10_000_000)
+    assert decode_body(bomb, [b"gzip"], 1001) == b"x" * 1001
+    twice = gzip.compress(gzip.compress(b"y" * 100_000))
+    assert decode_body(twice, [b"gzip", b"gzip"], 50) == b"y" * 50
+    with pytest.raises(ValueError, match="br"):
+        decode_body(b"", [b"br"], 10)

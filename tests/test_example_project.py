@@ -19,6 +19,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+CRAWL_TESTS = True
+"""Real crawls: run on the oldest supported Scrapy too (see conftest.py)."""
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = REPO_ROOT / "example_project"
 
@@ -162,3 +165,15 @@ def test_origin_recovers_from_503(crawls: dict[str, Crawl]) -> None:
 def test_crawl_delay_applied(crawls: dict[str, Crawl]) -> None:
     crawl = crawls[DEFAULT]
     assert "robotrules/crawl_delay/applied" in crawl.stats, crawl.log
+
+
+def test_the_readme_quotes_the_flaky_sites_log_lines(crawls: dict[str, Crawl]) -> None:
+    """What example_project/README.rst says the log shows for the flaky site, it shows."""
+    readme = (PROJECT / "README.rst").read_text()
+    paragraph = readme.split("``http://flaky.localhost:PORT``", 1)[1].split("\n\n", 1)[0]
+    quoted = [" ".join(q.split()) for q in re.findall(r"``(.+?)``", paragraph, re.DOTALL)]
+    lines = [q for q in quoted if " " in q]  # log fragments, not names of settings or paths
+    assert len(lines) >= 4, quoted
+    log = re.sub(r"localhost:\d+", "localhost:PORT", crawls[DEFAULT].log)
+    for line in lines:
+        assert line in log, line

@@ -12,10 +12,12 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -79,8 +81,11 @@ async def _run_workers(
     settings: dict[str, Any],
     *,
     held: Mapping[str, Reply] = MappingProxyType({}),
+    options: Mapping[str, Any] = MappingProxyType({}),
 ) -> list[dict[str, Any]]:
     """Run ``count`` fleet workers at once; their results, in order.
+
+    ``options`` go to each worker's configuration (see ``fleet_worker.py``).
 
     The robots.txt of each host in ``held`` hangs (``Reply(hang=True)``)
     until one worker is fetching it and every other one has found its lease
@@ -89,7 +94,7 @@ async def _run_workers(
     """
     held = dict(held)
     config = directory / "config.json"
-    config.write_text(json.dumps({"start_urls": start_urls, "settings": settings}))
+    config.write_text(json.dumps({"start_urls": start_urls, "settings": settings, **options}))
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
     outputs = [directory / f"worker{n}.json" for n in range(count)]
     processes = [
@@ -270,3 +275,185 @@ async def test_redis_killed_mid_crawl_the_crawl_finishes_on_memory(
     warnings = result.messages("in-process memory store")
     assert len(warnings) == 1
     assert stat(result, "store/errors") >= 1
+
+
+# A fleet on scrapy-redis: one shared request queue and duplicate filter,
+# and the robots.txt store on the same Redis server.
+
+QUEUED_SITES = 6
+SLOW = "slow.test"
+"""The scrapy-redis fleet's ``Crawl-delay: 1`` site."""
+
+
+def _scrapy_redis(redis_url: str) -> dict[str, Any]:
+    """What each crawler of a scrapy-redis fleet sets (the README shows the same)."""
+    return {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        # scrapy-redis's own filter, counting what it filters (see fleet_worker.py).
+        "DUPEFILTER_CLASS": "fleet_worker.CountingDupeFilter",
+        # Never flush the shared queue when one crawler closes: the others use it.
+        "SCHEDULER_PERSIST": True,
+        "REDIS_URL": redis_url,
+        "ROBOTRULES_STORE": redis_url,
+        # Idle crawlers wait this long for more work (checked every 5 s), then close.
+        "MAX_IDLE_TIME_BEFORE_CLOSE": 2,
+        # One request at a time (and one start URL at a time) per crawler:
+        # none can take all the work, so the crawlers share sites.
+        "CONCURRENT_REQUESTS": 1,
+    }
+
+
+def _push_start_urls(redis_url: str, urls: list[str]) -> None:
+    """Give the fleet its start URLs as scrapy-redis spiders read them."""
+    client = redis.Redis.from_url(redis_url)
+    client.rpush("fleet:start_urls", *(json.dumps({"url": url}) for url in urls))
+    client.close()
+
+
+class QueuedSites(NamedTuple):
+    start_urls: list[str]
+    allowed: set[str]
+    forbidden: set[str]
+    offers: Counter[str]
+    """Each URL, as many times as the fleet offers it: as a start URL, or as a link."""
+
+
+def _queued_sites(mockserver: MockServer) -> QueuedSites:
+    """Six sites of three kinds, each page linking to its site's pages and the next site; SLOW.
+
+    The start URLs are SLOW's pages first (so that several crawlers take
+    one), then every site's home page.
+    """
+    hosts = [f"q{n}.test" for n in range(QUEUED_SITES)]
+    allowed: set[str] = set()
+    forbidden: set[str] = set()
+    links: dict[str, list[str]] = {}
+    for n, host in enumerate(hosts):
+        pages = {path: mockserver.url(host, path) for path in ("/", "/a", "/b", "/private/c")}
+        kind = n % 3
+        if kind == 0:
+            mockserver.set_robots(host, Reply(body=PRIVATE))
+            forbidden.add(pages.pop("/private/c"))
+        elif kind == 1:
+            mockserver.set_robots(host, Reply(body=b"User-agent: fleetbot\nDisallow: /b\n"))
+            forbidden.add(pages.pop("/b"))
+        allowed.update(pages.values())
+        own = [mockserver.url(host, p) for p in ("/a", "/b", "/private/c")]
+        links[host] = [*own, mockserver.url(hosts[(n + 1) % QUEUED_SITES])]
+    mockserver.set_robots(SLOW, Reply(body=b"User-agent: *\nCrawl-delay: 1\n" + PRIVATE[14:]))
+    links[SLOW] = [mockserver.url(SLOW, p) for p in ("/a", "/b", "/c", "/d", "/private/e")]
+    slow = [mockserver.url(SLOW, p) for p in ("/", "/a", "/b", "/c", "/d")]
+    allowed.update(slow)
+    forbidden.add(mockserver.url(SLOW, "/private/e"))
+    for host, urls in links.items():
+        mockserver.set_pages(host, urls)
+    start_urls = slow + [mockserver.url(host) for host in hosts]
+    offers = Counter(start_urls)
+    for page in allowed:
+        offers.update(links[urlsplit(page).hostname or ""])
+    return QueuedSites(start_urls, allowed, forbidden, offers)
+
+
+@async_test
+async def test_a_scrapy_redis_fleet_ends_every_request_once_and_keeps_crawl_delay_together(
+    mockserver: MockServer, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Three crawlers on one scrapy-redis queue and duplicate filter, robots.txt on the same Redis.
+
+    The crawlers take the start URLs from Redis a few at a time; the shared
+    filter lets each URL into the shared queue once, and any crawler may
+    download it.
+    """
+    workers = 3
+    start_urls, allowed, forbidden, offers = _queued_sites(mockserver)
+    _push_start_urls(redis_server.url, start_urls)
+    settings = {**FLEET_SETTINGS, **_scrapy_redis(redis_server.url)}
+    fleet = await _run_workers(
+        mockserver, tmp_path, workers, [], settings, options={"shared_queue": True}
+    )
+    keys = {key for result in fleet for key in result["stats"]}
+    total = {key: sum(r["stats"].get(key, 0) for r in fleet) for key in keys}
+
+    # Every request ended once across the fleet: each allowed URL downloaded
+    # once, by one crawler; every offer of a forbidden URL dropped, counted
+    # once; every other offer of an allowed URL filtered as a duplicate.
+    crawled = [url for result in fleet for url in result["crawled"]]
+    assert sorted(crawled) == sorted(allowed)
+    pages = [mockserver.url(r.host, r.path) for r in mockserver.requests if r.path != "/robots.txt"]
+    assert sorted(pages) == sorted(allowed)  # the server saw each once, none forbidden
+    dropped = Counter(url for result in fleet for url in result["dropped"])
+    filtered = Counter(url for result in fleet for url in result["filtered"])
+    assert dropped - filtered == Counter({url: offers[url] for url in forbidden})
+    assert filtered == Counter({url: offers[url] - 1 for url in allowed if offers[url] > 1})
+    assert total["dupefilter/filtered"] == filtered.total()
+    assert total["robotrules/offered"] == offers.total()
+    assert total["robotrules/forbidden"] == sum(offers[url] for url in forbidden)
+    assert total["robotrules/allowed"] == sum(offers[url] for url in allowed)
+    # The README's identity, summed over the fleet.
+    ends = ["allowed", "forbidden", "unreachable", "unchecked", "lost_at_close", "saved_at_close"]
+    assert total["robotrules/offered"] == sum(total.get(f"robotrules/{end}", 0) for end in ends)
+    assert total["robotrules/allowed"] == (
+        total["scheduler/enqueued/redis"] + total["dupefilter/filtered"]
+    )
+    assert total["scheduler/enqueued/redis"] == total["scheduler/dequeued/redis"] == len(allowed)
+    assert redis.Redis.from_url(redis_server.url).zcard("fleet:requests") == 0
+    assert total.get("log_count/ERROR", 0) == 0
+
+    # Each robots.txt fetched once in all.
+    hosts = [f"q{n}.test" for n in range(QUEUED_SITES)] + [SLOW]
+    assert {h: len(robots_log(mockserver, h)) for h in hosts} == dict.fromkeys(hosts, 1)
+    assert total["robotrules/request_count"] == len(hosts)
+
+    # The fleet together kept SLOW's Crawl-delay: 1.
+    visits = mockserver.requests_for(SLOW)
+    assert len(visits) == 1 + 5
+    gaps = [b.time - a.time for a, b in itertools.pairwise(visits)]
+    assert min(gaps) > 0.9, gaps
+
+
+@async_test
+async def test_a_scrapy_redis_crawler_stopped_with_requests_parked_hands_them_to_the_fleet(
+    mockserver: MockServer, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A crawler stopped while its requests wait for robots.txt puts them in the shared queue.
+
+    There another crawler of the fleet takes them, once robots.txt answers.
+    """
+    mockserver.set_robots("parked.test", Reply(hang=True))
+    urls = [mockserver.url("parked.test", path) for path in ("/a", "/b", "/private/c")]
+    _push_start_urls(redis_server.url, urls)
+    settings = {
+        **FLEET_SETTINGS,
+        **_scrapy_redis(redis_server.url),
+        "CONCURRENT_REQUESTS": 16,  # the three start URLs at once
+        "DOWNLOAD_TIMEOUT": 2,  # the hung fetch ends the graceful stop
+        "ROBOTRULES_RETRY_DELAY": 0.2,
+    }
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    [stopped] = await _run_workers(
+        mockserver, first, 1, [], settings, options={"shared_queue": True, "stop_when_parked": 3}
+    )
+    assert stopped["finish_reason"] == "shutdown"
+    assert stopped["stats"]["robotrules/parked"] == 3
+    assert stopped["crawled"] == []
+    assert stopped["stats"].get("robotrules/lost_at_close", 0) == 0
+    # Handed to the shared queue as the scheduler closed, and kept there.
+    assert stopped["stats"]["robotrules/saved_at_close"] == 3
+    assert stopped["stats"]["scheduler/enqueued/redis"] == 3
+    assert redis.Redis.from_url(redis_server.url).zcard("fleet:requests") == 3
+
+    mockserver.release("parked.test", Reply(body=PRIVATE))
+    [taker] = await _run_workers(
+        mockserver, second, 1, [], settings, options={"shared_queue": True}
+    )
+    assert sorted(taker["crawled"]) == urls[:2]
+    assert taker["stats"]["scheduler/dequeued/redis"] == 3
+    # Offered anew there, as after a JOBDIR resume, and decided.
+    assert taker["stats"]["robotrules/offered"] == 3
+    assert taker["stats"]["robotrules/allowed"] == 2
+    assert taker["stats"]["robotrules/forbidden"] == 1
+    pages = [r.path for r in mockserver.requests_for("parked.test") if r.path != "/robots.txt"]
+    assert sorted(pages) == ["/a", "/b"]
+    assert redis.Redis.from_url(redis_server.url).zcard("fleet:requests") == 0

@@ -24,6 +24,7 @@ from crawling import (
     CrawlResult,
     RecordingSpider,
     async_test,
+    download_error,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
@@ -33,7 +34,7 @@ from test_middleware import TimedSpider
 from twisted.internet.protocol import Factory, Protocol
 
 from scrapy_robotrules import Outcome
-from scrapy_robotrules.manager import DOWNLOAD_SIZE_FACTOR, RobotsManager
+from scrapy_robotrules.manager import RobotsManager
 from scrapy_robotrules.stores import Entry
 
 CRAWL_TESTS = True
@@ -122,7 +123,7 @@ def _gzip_bomb() -> tuple[bytes, int]:
 
 
 @async_test
-async def test_a_gzip_bomb_is_refused_early_and_counts_as_unreachable(
+async def test_a_gzip_bomb_is_read_as_far_as_max_size_and_its_rules_apply(
     mockserver: MockServer,
 ) -> None:
     bomb, unpacked = _gzip_bomb()
@@ -134,17 +135,13 @@ async def test_a_gzip_bomb_is_refused_early_and_counts_as_unreachable(
     crawled, dropped = accounted(result, urls)
     assert (crawled, dropped) == ([], sorted(urls))
     for _, exc in result.failures:
-        # A RobotsTxtUnreachable where the middleware drops it; its message either way.
-        assert isinstance(exc, IgnoreRequest)
-        assert str(exc).startswith("robots.txt unreachable: ")
-        assert "exceeded DOWNLOAD_MAXSIZE" in str(exc)
-    assert stat(result, "unreachable") == 3
-    assert stat(result, "exception_count/IgnoreRequest") >= 1
-    assert stat(result, "origins/unreachable") == 1
-    # Decompression stopped at the robots request's download_maxsize, far below 10 MB.
-    limit = DOWNLOAD_SIZE_FACTOR * 512_000
-    assert result.messages(f"exceeded DOWNLOAD_MAXSIZE ({limit} B)", logging.WARNING)
-    assert result.messages("robots.txt unreachable: dropping 3 requests", logging.WARNING)
+        # Its first lines decide (RFC 9309 §2.5: the first 500 KiB are parsed).
+        assert str(exc) == "Forbidden by robots.txt: disallowed by Disallow: / (line 2)"
+    assert stat(result, "forbidden") == 3
+    assert stat(result, "truncated") == 1
+    assert stat(result, "origins/unreachable") == 0
+    # Unpacked here, to ROBOTRULES_MAX_SIZE + 1 bytes; Scrapy unpacked nothing.
+    assert result.messages("(512001 > 512000 bytes)", logging.INFO)
     assert "httpcompression/response_bytes" not in result.stats
 
 
@@ -347,7 +344,9 @@ async def test_a_tls_failure_is_unreachable(mockserver: MockServer, server: str)
         assert isinstance(exc, IgnoreRequest)
         assert str(exc).startswith("robots.txt unreachable: ")
     assert stat(result, "unreachable") == 2
-    expected = "DownloadTimeoutError" if server == "mockserver" else "DownloadFailedError"
+    expected = download_error(
+        "DownloadTimeoutError" if server == "mockserver" else "DownloadFailedError"
+    ).__name__
     exceptions = [k for k in result.stats if k.startswith("robotrules/exception_count/")]
     assert exceptions == [f"robotrules/exception_count/{expected}"]
     assert not [k for k in result.stats if k.startswith("robotrules/response_status_count/")]

@@ -14,16 +14,13 @@ import pytest
 from crawling import (
     RecordingSpider,
     async_test,
+    download_error,
+    error_path,
     fetch,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
 from mockserver import LoopbackResolver, MockServer, Reply, get_reactor
-from scrapy.exceptions import (
-    CannotResolveHostError,
-    DownloadTimeoutError,
-    ResponseDataLossError,
-)
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.test import get_crawler
@@ -32,9 +29,12 @@ from twisted.internet.error import DNSLookupError
 
 FAST = {"ROBOTSTXT_OBEY": False, "RETRY_ENABLED": False, "DOWNLOAD_TIMEOUT": 0.5}
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
-# Scrapy (2.14+) reports download errors as its own exceptions, not Twisted's.
-TIMEOUT = "scrapy.exceptions.DownloadTimeoutError"
-NO_DNS = "scrapy.exceptions.CannotResolveHostError"
+# Scrapy (2.14+) reports download errors as its own exceptions, 2.13 as Twisted's.
+TIMEOUT = error_path("DownloadTimeoutError")
+NO_DNS = error_path("CannotResolveHostError")
+DownloadTimeoutError = download_error("DownloadTimeoutError")
+CannotResolveHostError = download_error("CannotResolveHostError")
+ResponseDataLossError = download_error("ResponseDataLossError")
 
 
 def test_the_session_runs_the_reactor_chosen_with_the_reactor_option(

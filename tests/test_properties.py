@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from reference import (
     AGENT_MATCHES,
     PRECEDENCES,
+    RULE_KEYS,
     is_robots_txt,
     read_lines,
     reference_matching_rules,
@@ -195,9 +196,6 @@ def documents_as_lines(draw: st.DrawFn) -> list[str]:
     return lines
 
 
-RULE_KEYS = ("allow", "disallow")
-
-
 @FAST
 @given(
     lines=documents_as_lines(),
@@ -223,9 +221,9 @@ def test_adding_a_rule_that_does_not_match_changes_nothing(
     parsed_new = read_lines(new_line.encode("utf-8", "surrogateescape"))
     assume(not parsed_new or not reference_rule_matches(parsed_new[0].value, url, robots_url))
     before = "\n".join([*lines, ""])
-    # Insert right after a rule line (or at the end): the group structure stays the same.
-    # Not after a Crawl-delay: before any rule, it leaves a run of User-agent
-    # lines open, which a rule line would end (SPEC 2).
+    # Insert right after a rule line (or at the end): the group structure stays the same
+    # (after a Crawl-delay between two User-agent lines, a rule would end the first
+    # agent's run and split the group: SPEC 2).
     members = [
         line.number
         for line in read_lines(before.encode("utf-8", "surrogateescape"))

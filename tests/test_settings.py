@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import scrapy
+import scrapy.crawler
 from crawling import BASE_SETTINGS, async_test, reactor_settings
 from mockserver import install_loopback_dns
 from scrapy import Spider
@@ -360,6 +362,9 @@ def _project(directory: Path, custom: dict[str, Any]) -> Path:
     return package / "spiders"
 
 
+ASYNC_PROCESS = hasattr(scrapy.crawler, "AsyncCrawlerProcess")
+"""Scrapy 2.14+: ``scrapy crawl`` runs an AsyncCrawlerProcess (before, a Deferred-based one)."""
+
 LEASE_ERROR = "ROBOTRULES_LEASE must be a number of seconds, more than 0 and at most 3600"
 
 
@@ -381,9 +386,11 @@ def test_scrapy_crawl_with_a_bad_setting_exits_non_zero_with_one_clear_line(
     assert errors, done.stderr
     assert "ERROR" in errors[0] or errors[0].startswith("scrapy-robotrules: ")
     assert "Spider opened" not in done.stderr
-    if "FORCE_CRAWLER_PROCESS=True" in options:
-        # Scrapy's Deferred-based CrawlerProcess reports the failed crawl as an
-        # unhandled error: Twisted's short traceback, which ends with the same message.
+    deferred_based = "FORCE_CRAWLER_PROCESS=True" in options or not ASYNC_PROCESS
+    if deferred_based and custom:
+        # Scrapy's Deferred-based CrawlerProcess (``scrapy crawl`` before
+        # Scrapy 2.14) reports the failed crawl as an unhandled error:
+        # Twisted's short traceback, which ends with the same message.
         assert done.stderr.rstrip().splitlines()[-1].endswith(f"{LEASE_ERROR}, not '1e300'")
     else:
         assert "Traceback" not in done.stderr, done.stderr
@@ -394,6 +401,8 @@ def test_scrapy_crawl_with_a_bad_setting_exits_non_zero_with_one_clear_line(
 def test_a_crawler_process_script_with_a_bad_setting_exits_non_zero_with_one_line(
     tmp_path: Path, process: str
 ) -> None:
+    if not hasattr(scrapy.crawler, process):
+        pytest.skip(f"no {process} in Scrapy {scrapy.__version__}")
     spiders = _project(tmp_path, {})
     settings = {
         "ROBOTSTXT_OBEY": True,
@@ -416,3 +425,13 @@ def test_bad_settings_do_not_matter_when_robotstxt_obey_is_off() -> None:
     for component in (RobotRulesMiddleware, RobotRulesExtension):
         with pytest.raises(NotConfigured):
             component.from_crawler(crawler)
+
+
+def test_the_byte_budget_reaches_the_crawlers_rules_cache() -> None:
+    from scrapy_robotrules.manager import RobotsManager
+    from scrapy_robotrules.stores import MemoryStore
+
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTRULES_CACHE_BYTES": 4096})
+    store = RobotsManager.for_crawler(crawler).db.store
+    assert isinstance(store, MemoryStore)
+    assert store.max_bytes == 4096

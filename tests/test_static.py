@@ -28,3 +28,20 @@ def test_ruff(command: tuple[str, ...]) -> None:
 
 def test_package_is_typed() -> None:
     assert (ROOT / "scrapy_robotrules" / "py.typed").is_file()
+
+
+@pytest.mark.parametrize(
+    "name", ["README.rst", "example_project/README.rst", "tests/data/README.rst"]
+)
+def test_restructuredtext_is_well_formed(name: str) -> None:
+    # A malformed table or a broken section renders as an error block on PyPI.
+    import io
+
+    import docutils.core
+
+    errors = io.StringIO()
+    docutils.core.publish_doctree(
+        (ROOT / name).read_text(encoding="utf-8"),
+        settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": errors},
+    )
+    assert errors.getvalue() == ""

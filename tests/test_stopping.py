@@ -8,8 +8,6 @@ is a ``JOBDIR`` (``saved_at_close``), and counted and logged otherwise
 
 from __future__ import annotations
 
-from typing import Any
-
 from crawling import async_test, run_spider
 from mockserver import MockServer, Reply, RequestRecord, get_reactor
 from scrapy.crawler import Crawler
@@ -39,20 +37,6 @@ def stop_at(mockserver: MockServer, robots_requests: int, crawler: list[Crawler]
     mockserver.listeners.append(listen)
 
 
-class StoppableSpider(SavableSpider):
-    """Hands its crawler to the test, which stops it."""
-
-    name = "stoppable"
-    crawlers: list[Crawler]
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> StoppableSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        kwargs["crawlers"].append(crawler)
-        assert isinstance(spider, StoppableSpider)
-        return spider
-
-
 @async_test
 async def test_no_robots_txt_fetch_starts_after_a_stop(mockserver: MockServer) -> None:
     hosts = [f"site{n}.test" for n in range(20)]
@@ -62,7 +46,7 @@ async def test_no_robots_txt_fetch_starts_after_a_stop(mockserver: MockServer) -
     crawlers: list[Crawler] = []
     stop_at(mockserver, 2, crawlers)
     settings = {**OURS, "ROBOTRULES_CONCURRENT_FETCHES": 2, "DOWNLOAD_TIMEOUT": 1.0}
-    result = await run_spider(StoppableSpider, settings, start_urls=urls, crawlers=crawlers)
+    result = await run_spider(SavableSpider, settings, start_urls=urls, crawlers=crawlers)
     assert result.stats.get("finish_reason") == "shutdown"
     # The two fetches under way when the stop came, and no other.
     assert len([r for r in mockserver.requests if r.path == "/robots.txt"]) == 2
@@ -81,7 +65,7 @@ async def test_no_back_off_retry_starts_after_a_stop(mockserver: MockServer) -> 
     crawlers: list[Crawler] = []
     stop_at(mockserver, 1, crawlers)
     settings = {**OURS, "ROBOTRULES_RETRY_DELAY": 0.1}
-    result = await run_spider(StoppableSpider, settings, start_urls=urls, crawlers=crawlers)
+    result = await run_spider(SavableSpider, settings, start_urls=urls, crawlers=crawlers)
     assert result.stats.get("finish_reason") == "shutdown"
     assert len(mockserver.requests_for("dead.test", "/robots.txt")) == 1
     assert stat(result, "lost_at_close") == 3

@@ -1,0 +1,366 @@
+"""Every reach into Scrapy beyond its documented, stable API, in one place.
+
+The package supports Scrapy 2.13.4 to the newest release (see README.rst,
+"Compatibility"). What changed between those versions, and what only a
+private or undocumented attribute gives, is read here and nowhere else;
+``tests/test_compat.py`` checks each function against the installed
+Scrapy's real objects, so a release that breaks one fails there first.
+
+Each function says which Scrapy versions take which path. Feature
+detection, not version numbers: a backport or a pre-release takes the path
+its code supports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from scrapy import signals as scrapy_signals
+from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.misc import load_object
+from twisted.internet.defer import Deferred
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.core.downloader import Downloader, Slot
+    from scrapy.core.engine import ExecutionEngine
+    from scrapy.core.scheduler import BaseScheduler
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from twisted.internet.base import DelayedCall, ReactorBase
+
+__all__ = [
+    "ROBOTS_PARSED",
+    "Timer",
+    "call_later",
+    "component_priority",
+    "crawl_closing",
+    "default_jitter",
+    "disable_component",
+    "download",
+    "download_slot",
+    "downloader",
+    "engine",
+    "extra_download_place",
+    "failing_start",
+    "limit_jitter",
+    "on_scheduler_close",
+    "scheduler",
+    "send_signal",
+    "sleep",
+    "slot_jitter",
+    "watch_in_slot",
+]
+
+
+class Timer(Protocol):
+    """A scheduled call; ``cancel()`` may be called after it ran or was cancelled."""
+
+    def cancel(self) -> None: ...
+
+
+class _TwistedTimer:
+    def __init__(self, call: DelayedCall) -> None:
+        self._call = call
+
+    def cancel(self) -> None:
+        if self._call.active():
+            self._call.cancel()
+
+
+_SCRAPY_CALL_LATER: Callable[..., Timer] | None
+try:
+    _SCRAPY_CALL_LATER = import_module("scrapy.utils.asyncio").call_later
+except (ImportError, AttributeError):
+    _SCRAPY_CALL_LATER = None
+
+
+def call_later(seconds: float, func: Callable[..., object], *args: Any) -> Timer:
+    """Call ``func(*args)`` in ``seconds``, under whichever loop runs the crawl.
+
+    Scrapy 2.14+: ``scrapy.utils.asyncio.call_later`` (the asyncio loop when
+    there is one, else the reactor). Scrapy 2.13: ``reactor.callLater``, which
+    a Scrapy 2.13 crawl always has (the asyncio reactor runs the asyncio loop).
+    """
+    if _SCRAPY_CALL_LATER is not None:
+        return _SCRAPY_CALL_LATER(seconds, func, *args)
+    from twisted.internet import reactor
+
+    return _TwistedTimer(cast("ReactorBase", reactor).callLater(seconds, func, *args))
+
+
+async def sleep(seconds: float) -> None:
+    """Sleep under either reactor, on every supported Scrapy.
+
+    ``scrapy.utils.asyncio.sleep`` exists from Scrapy 2.18 only; this is
+    :func:`call_later` and a Deferred, which work from 2.13.
+    """
+    done: Deferred[None] = Deferred()
+    call_later(seconds, done.callback, None)
+    await maybe_deferred_to_future(done)
+
+
+async def download(crawler: Crawler, request: Request) -> Response:
+    """Download ``request`` through the downloader middlewares, outside the scheduler.
+
+    Scrapy 2.14+: ``engine.download_async()``. Scrapy 2.13:
+    ``engine.download()``, a Deferred (deprecated from 2.14 on).
+    """
+    running = engine(crawler)
+    if running is None:
+        raise RuntimeError(f"No crawl is running to download {request}")
+    download_async = getattr(running, "download_async", None)
+    if download_async is not None:
+        return cast("Response", await download_async(request))
+    return cast("Response", await maybe_deferred_to_future(running.download(request)))
+
+
+async def send_signal(crawler: Crawler, signal: object, **kwargs: Any) -> None:
+    """Send ``signal`` and wait for its asynchronous handlers; their errors are logged.
+
+    Scrapy 2.14+: ``signals.send_catch_log_async()``. Scrapy 2.13:
+    ``signals.send_catch_log_deferred()``.
+    """
+    send_async = getattr(crawler.signals, "send_catch_log_async", None)
+    if send_async is not None:
+        await send_async(signal=signal, **kwargs)
+        return
+    await maybe_deferred_to_future(crawler.signals.send_catch_log_deferred(signal=signal, **kwargs))
+
+
+ROBOTS_PARSED: object | None = getattr(scrapy_signals, "robots_parsed", None)
+"""Scrapy's ``robots_parsed`` signal (2.18+); ``None`` before, where nothing is sent."""
+
+
+@contextmanager
+def failing_start(crawler: Crawler) -> Iterator[None]:
+    """An error raised in the block stops the crawl at start-up: make the exit code say so.
+
+    ``scrapy crawl`` exits 1 when the crawl failed to start, judged on Scrapy
+    2.14.x by ``crawler.spider`` alone: a component that fails after the
+    spider was made (an add-on, a middleware, an extension) left exit code 0.
+    So the spider is unset before the error goes on. Scrapy 2.13 and 2.15+
+    see the error itself too; there it changes nothing.
+    """
+    try:
+        yield
+    except Exception:
+        crawler.spider = None
+        raise
+
+
+def engine(crawler: Crawler) -> ExecutionEngine | None:
+    """The crawler's engine, or ``None`` before the crawl starts (and in unit tests).
+
+    Scrapy up to 2.17: ``crawler.engine`` is ``None`` until then. Scrapy 2.18+:
+    reading it then raises ``RuntimeError`` (the value lives in the private
+    ``crawler._engine``, which 2.17 and older do not have).
+    """
+    try:
+        return cast("ExecutionEngine | None", crawler.engine)
+    except RuntimeError:
+        return None
+
+
+def downloader(crawler: Crawler) -> Downloader | None:
+    """The engine's downloader (``engine.downloader``, every supported version)."""
+    running = engine(crawler)
+    # getattr: an embedder (or a test) may run the manager on an engine without one.
+    return getattr(running, "downloader", None)
+
+
+def scheduler(crawler: Crawler) -> BaseScheduler | None:
+    """The scheduler of the running crawl, or ``None`` while no spider is open.
+
+    Scrapy 2.19+: the ``engine.scheduler`` property. Scrapy 2.13 to 2.18:
+    the private ``engine._slot.scheduler``.
+    """
+    running = engine(crawler)
+    if running is None:
+        return None
+    if isinstance(getattr(type(running), "scheduler", None), property):
+        return running.scheduler
+    slot = getattr(running, "_slot", None)
+    return cast("BaseScheduler | None", getattr(slot, "scheduler", None))
+
+
+def on_scheduler_close(scheduler: BaseScheduler, hook: Callable[[], None]) -> None:
+    """Run ``hook`` when the engine closes ``scheduler``, before it saves its queue.
+
+    No signal comes between "closing spider" and the scheduler's close on any
+    supported version, so the instance's ``close`` is wrapped: the engine
+    calls ``scheduler.close(reason)`` (2.13 to 2.19), which finds the wrapper.
+    """
+    close = scheduler.close
+
+    def close_after_hook(reason: str) -> Any:
+        hook()
+        return close(reason)
+
+    scheduler.close = close_after_hook  # type: ignore[method-assign]
+
+
+def download_slot(crawler: Crawler, request: Request) -> Slot | None:
+    """The download slot ``request`` goes to, if the downloader made it already.
+
+    ``downloader.slots`` (a dict, undocumented) and the public
+    ``downloader.get_slot_key(request)``: the same from 2.13 to 2.19.
+    """
+    running = downloader(crawler)
+    if running is None:
+        return None
+    return running.slots.get(running.get_slot_key(request))
+
+
+def slot_jitter(slot: Slot) -> float:
+    """How far a download slot varies its delay at random, as a share (0.5: +-50%).
+
+    Scrapy 2.19+: ``Slot.jitter``, a number. Scrapy 2.13 to 2.18: the
+    boolean ``Slot.randomize_delay``, meaning +-50% (deprecated from 2.19 on,
+    so not read there).
+    """
+    jitter = getattr(slot, "jitter", None)
+    if jitter is None:
+        jitter = 0.5 if getattr(slot, "randomize_delay", False) else 0.0
+    return float(jitter)
+
+
+def limit_jitter(slot: Slot, cap: float) -> float:
+    """Bring the slot's random variation down to ``cap``; the variation it keeps.
+
+    Scrapy 2.19+: ``Slot.jitter`` takes any share. Scrapy 2.13 to 2.18: the
+    boolean ``Slot.randomize_delay`` knows only +-50% or nothing, so nothing.
+    """
+    jitter = slot_jitter(slot)
+    if jitter <= cap:
+        return jitter
+    if hasattr(slot, "jitter"):
+        slot.jitter = cap
+        return cap
+    slot.randomize_delay = False
+    return 0.0
+
+
+def crawl_closing(crawler: Crawler) -> bool:
+    """Whether the crawl is stopping (a signal, ``crawler.stop()``) or its spider closing.
+
+    Every supported version: ``engine.running`` turns false as a stop
+    begins; the engine's private slot has ``closing`` set from the moment a
+    spider starts closing (``CloseSpider`` included), and is gone once it
+    closed. An engine without these (a stand-in, in tests or embedders)
+    never closes.
+    """
+    running = engine(crawler)
+    if running is None:
+        return False
+    if getattr(running, "running", True) is False:
+        return True
+    slot = getattr(running, "_slot", _NO_SLOT)
+    if slot is _NO_SLOT:
+        return False
+    return slot is None or getattr(slot, "closing", None) is not None
+
+
+_NO_SLOT = object()
+
+
+def default_jitter(settings: BaseSettings) -> float:
+    """The jitter the downloader gives a new slot, from the settings.
+
+    Scrapy 2.19+: ``DOWNLOAD_DELAY_JITTER``, unless the deprecated
+    ``RANDOMIZE_DOWNLOAD_DELAY`` was set at a higher priority (as Scrapy
+    decides). Scrapy 2.13 to 2.18: ``RANDOMIZE_DOWNLOAD_DELAY`` only.
+    """
+    if settings.getpriority("DOWNLOAD_DELAY_JITTER") is None:
+        return 0.5 if settings.getbool("RANDOMIZE_DOWNLOAD_DELAY", True) else 0.0
+    randomize = settings.getpriority("RANDOMIZE_DOWNLOAD_DELAY") or 0
+    if randomize > max(
+        SETTINGS_PRIORITIES["default"], settings.getpriority("DOWNLOAD_DELAY_JITTER") or 0
+    ):
+        return 0.5 if settings.getbool("RANDOMIZE_DOWNLOAD_DELAY") else 0.0
+    return settings.getfloat("DOWNLOAD_DELAY_JITTER")
+
+
+@contextmanager
+def watch_in_slot(slot: Slot | None, request: Request) -> Iterator[None]:
+    """Count ``request`` among the slot's active requests while the block runs.
+
+    ``Slot.active`` (a set, undocumented; 2.13 to 2.19) is what the
+    downloader-aware priority queue reads to send a busy slot no more.
+    """
+    if slot is None:
+        yield
+        return
+    slot.active.add(request)
+    try:
+        yield
+    finally:
+        slot.active.discard(request)
+
+
+@contextmanager
+def extra_download_place(running: Downloader | None) -> Iterator[None]:
+    """Raise the downloader's ``CONCURRENT_REQUESTS`` limit by one while the block runs.
+
+    ``Downloader.total_concurrency`` (undocumented; 2.13 to 2.19) is the
+    limit its ``needs_backout()`` compares the active requests with. 0 is
+    left alone: no limit from 2.18 on (before, a crawl that sets it sends
+    nothing, with or without this package).
+    """
+    limit = getattr(running, "total_concurrency", 0)
+    limited = isinstance(limit, int) and limit > 0
+    if limited:
+        running.total_concurrency += 1  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        if limited:
+            running.total_concurrency -= 1  # type: ignore[union-attr]
+
+
+def component_priority(settings: BaseSettings, name: str, cls: type) -> int | None:
+    """The priority of ``cls`` in the ``name`` setting merged with ``name_BASE``; ``None`` if off.
+
+    Read with ``getdict`` (public on every supported version), the project's
+    value over the base one, the last key naming ``cls`` winning, as
+    ``Settings.get_component_priority_dict_with_base`` does from 2.15.1 on
+    (which 2.13 to 2.15.0 lack).
+    """
+    priority: Any = None
+    for key, value in [
+        *settings.getdict(f"{name}_BASE").items(),
+        *settings.getdict(name).items(),
+    ]:
+        try:
+            loaded = load_object(key)
+        except (NameError, TypeError, ValueError, ImportError, AttributeError):
+            continue
+        if loaded is cls:
+            priority = value
+    return int(priority) if priority is not None else None
+
+
+def disable_component(settings: BaseSettings, name: str, cls: type) -> None:
+    """Turn ``cls`` off in the ``name`` component priority dictionary, however it is named.
+
+    Scrapy 2.15.1+ merges a setting with its ``_BASE`` by import path, so
+    ``set_in_component_priority_dict(name, cls, None)`` does it. Scrapy 2.13
+    to 2.15.0 merge by key as written: a class key does not override the
+    base's import-path key (both would stay, the path one enabled), so every
+    key naming ``cls``, in the setting or its base, gets ``None``.
+    """
+    if hasattr(settings, "get_component_priority_dict_with_base"):
+        settings.set_in_component_priority_dict(name, cls, None)
+        return
+    components = settings.getdict(name)
+    for key in [*settings.getdict(f"{name}_BASE"), *components]:
+        with suppress(NameError, TypeError, ValueError, ImportError, AttributeError):
+            if load_object(key) is cls:
+                components[key] = None
+    components[cls] = None
+    settings.set(name, components, settings.getpriority(name) or 0)
