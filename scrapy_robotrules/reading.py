@@ -328,7 +328,6 @@ def extra_items(body: bytes) -> list[tuple[str, str]]:
     ]
 
 
-
 # Usage preferences (draft-ietf-aipref-attach §3, Cloudflare's Content Signals):
 # read here so that every store re-reads them with the file; meant by .usage.
 _USAGE_LINES = re.compile(
