@@ -8,10 +8,12 @@ again answers from a dict lookup, a normalised path and a bisect.
 
 from __future__ import annotations
 
+import functools
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
 from urllib.parse import urljoin
@@ -25,14 +27,28 @@ from .directives import (
     parse_window,
 )
 from .patterns import Pattern, compile_matcher, resolve_value
-from .precedence import MOST_SPECIFIC, Rule, RuleIndex, RuleRecord, as_rule, check_precedence
+from .precedence import (
+    MOST_SPECIFIC,
+    NO_RULE,
+    PlainRules,
+    Rule,
+    RuleIndex,
+    StarRules,
+    WildRule,
+    check_precedence,
+    code_line,
+    rule_code,
+)
 from .reading import (
-    BLANKS,
     DEFAULT_MAX_SIZE,
     KEY_NAMES,
     RawGroup,
     count_unknown,
+    decode_value,
+    extra_items,
+    line_starts,
     member_items,
+    member_line,
     read_bytes,
     read_layout,
     usage_lines,
@@ -44,8 +60,10 @@ __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_pat
 _ROBOTS_PATH = "/robots.txt"
 _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
 _MAX_VIEWS = 64
+_MAX_SHOWN = 32
+_KEYS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
 WEIGHT_BASE = 2048
-WEIGHT_PER_BYTE = 32
+WEIGHT_PER_BYTE = 20
 
 
 class AgentLine(NamedTuple):
@@ -55,77 +73,114 @@ class AgentLine(NamedTuple):
     line: int
 
 
-_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 # The spellings nearly every file uses, looked up as written.
 _COMMON_KEYS = {
-    spelling: KEY_NAMES[spelling.lower()]
+    spelling.encode(): KEY_NAMES[spelling.lower()]
     for spelling in ("Disallow", "Allow", "disallow", "allow", "DISALLOW", "ALLOW")
 }
 
 
-class _Members:
-    """A group's member lines, read."""
+class _Rules(NamedTuple):
+    """A group's rules as read: what an index is built from, then dropped."""
 
-    __slots__ = (
-        "crawl_delay",
-        "plain_allow",
-        "plain_disallow",
-        "request_rates",
-        "visit_times",
-        "wild",
+    allow: PlainRules
+    disallow: PlainRules
+    wild: list[WildRule]
+    stars: StarRules
+
+
+def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
+    """A rule value's matcher (``None``: the rule is ignored), as :func:`compile_matcher` says."""
+    resolved = resolve_value(written, robots_url)
+    return None if resolved is None else compile_matcher(resolved)
+
+
+def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
+    # The hot loop of a first question to a large file: plain values used
+    # as they are when they need no normalising, and sorted by kind as they
+    # come, in C (compress); only the other member lines go through Python.
+    items = member_items(raw.body)
+    lines = range(raw.body_line, raw.body_line + len(items))
+    if not items:
+        return _Rules(([], []), ([], []), [], StarRules([], [], [], [], [], []))
+    # One pass turns the rows into columns.
+    (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys, values, values2) = zip(
+        *items, strict=True
     )
+    # Rule codes (line * 2 + allow) straight from ranges, in C.
+    first, end = raw.body_line * 2, (raw.body_line + len(items)) * 2
+    disallow_values = list(compress(disallows, disallows))
+    disallow_codes: list[int] = list(compress(range(first, end, 2), disallows))
+    allow_values = list(compress(allows, allows))
+    allow_codes: list[int] = list(compress(range(first + 1, end, 2), allows))
+    wild: list[WildRule] = []
+    starred = StarRules(
+        list(compress(lines, star_keys)),
+        [key[:1] in b"aA" for key in compress(star_keys, star_keys)],
+        list(compress(prefixes, star_keys)),
+        list(compress(stars, star_keys)),
+        list(compress(pieces, star_keys)),
+        list(compress(anchors, star_keys)),
+    )
+    others = list(
+        zip(
+            compress(lines, keys),
+            compress(keys, keys),
+            compress(values, keys),
+            compress(values2, keys),
+            strict=True,
+        )
+    )
+    read_apart = False
+    for line, key, value, value2 in others:
+        name = _COMMON_KEYS.get(key) or KEY_NAMES[key.decode("ascii").lower()]
+        if name not in ("disallow", "allow"):
+            continue  # Crawl-delay and the like: see _Extras.
+        written = decode_value(value or value2)
+        if not written:
+            continue  # SPEC 4: an empty value is no rule at all.
+        # A value that can never match (SPEC 4) is no matcher: it can never
+        # decide, so explain() never has to name it.
+        matcher = _rule_pattern(written, robots_url)
+        if matcher is None:
+            continue
+        allow = name == "allow"
+        if isinstance(matcher, str):
+            read_apart = True
+            prefix = matcher.encode()  # normalised: ASCII
+            if allow:
+                allow_values.append(prefix)
+                allow_codes.append(rule_code(line, allow))
+            else:
+                disallow_values.append(prefix)
+                disallow_codes.append(rule_code(line, allow))
+        else:
+            wild.append((line, allow, matcher))
+    if read_apart:
+        # Rules read one by one came after the regex-built ones: restore
+        # file order, which ranks and ties depend on.
+        allow_codes, allow_values = _in_file_order(allow_codes, allow_values)
+        disallow_codes, disallow_values = _in_file_order(disallow_codes, disallow_values)
+    return _Rules((allow_values, allow_codes), (disallow_values, disallow_codes), wild, starred)
 
-    def __init__(self, raw: RawGroup, robots_url: str | None) -> None:
-        # The hot loop of a first question to a large file: one tuple per
-        # rule, plain values used as they are when they need no normalising,
-        # and rules sorted by kind as they come.
-        self.wild: list[tuple[RuleRecord, Pattern]] = []
+
+def _in_file_order(codes: list[int], values: list[bytes]) -> tuple[list[int], list[bytes]]:
+    pairs = sorted(zip(codes, values, strict=True))
+    return list(map(_FIRST, pairs)), list(map(_SECOND, pairs))
+
+
+class _Extras:
+    """A group's Crawl-delay, Request-rate and Visit-time lines, read."""
+
+    __slots__ = ("crawl_delay", "request_rates", "visit_times")
+
+    def __init__(self, raw: RawGroup) -> None:
         self.crawl_delay: float | None = None
         self.request_rates: list[RequestRate] = []
         self.visit_times: list[UtcWindow] = []
-        items = member_items(raw.body)
-        # Plain rules straight from the regex, assembled in C (compress, zip);
-        # only the other member lines go through Python one by one.
-        lines = range(raw.body_line, raw.body_line + len(items))
-        disallows = list(map(_FIRST, items))
-        disallowed = list(compress(disallows, disallows))
-        plain_disallow = list(
-            zip(compress(lines, disallows), repeat(False), disallowed, disallowed, strict=False)
-        )
-        allows = list(map(_SECOND, items))
-        allowed = list(compress(allows, allows))
-        plain_allow = list(
-            zip(compress(lines, allows), repeat(True), allowed, allowed, strict=False)
-        )
-        keys = list(map(_THIRD, items))
-        others = [
-            (line, key, value or value2)
-            for line, (_, _, key, value, value2) in zip(
-                compress(lines, keys), compress(items, keys), strict=True
-            )
-        ]
-        for line, key, value in others:
-            name = _COMMON_KEYS.get(key) or KEY_NAMES[key.lower()]
-            written = value.rstrip(BLANKS)
-            if name in ("disallow", "allow"):
-                if not written:
-                    continue  # SPEC 4: an empty value is no rule at all.
-                allow = name == "allow"
-                resolved = resolve_value(written, robots_url)
-                if resolved is None:
-                    continue
-                # A value that can never match (SPEC 4) is no matcher: it
-                # can never decide, so explain() never has to name it.
-                matcher = compile_matcher(resolved)
-                if matcher is None:
-                    continue
-                if isinstance(matcher, str):
-                    (plain_allow if allow else plain_disallow).append(
-                        (line, allow, written, matcher)
-                    )
-                else:
-                    self.wild.append(((line, allow, written, matcher), matcher))
-                continue
+        for key, written in extra_items(raw.body):
+            name = KEY_NAMES[key.lower()]
             if name == "crawl-delay":
                 delay = parse_crawl_delay(written)
                 if delay is not None and (self.crawl_delay is None or delay > self.crawl_delay):
@@ -138,24 +193,23 @@ class _Members:
                 window = parse_window(written)
                 if window is not None:
                     self.visit_times.append(window)
-        if others:
-            # Rules read one by one came after the regex-built ones: restore
-            # file order, which ranks and ties depend on.
-            plain_allow.sort()
-            plain_disallow.sort()
-        self.plain_allow = plain_allow
-        self.plain_disallow = plain_disallow
 
 
 class Group:
-    """One group: its ``User-agent`` lines, and its members, read on first use."""
+    """One group: its ``User-agent`` lines, and its members, read on first use.
 
-    __slots__ = ("_members", "_raw", "tokens")
+    The rules are read into an index (see :class:`.RuleIndex`), which keeps
+    each rule's line number, not its text: the text is read again from the
+    group when a rule must be shown or re-compiled.
+    """
+
+    __slots__ = ("_extras", "_raw", "_starts", "tokens")
 
     def __init__(self, raw: RawGroup) -> None:
         self._raw = raw
         self.tokens: tuple[str, ...] = tuple([group_token(value) for value, _ in raw.agents])
-        self._members: _Members | None = None
+        self._extras: _Extras | None = None
+        self._starts: array[int] | None = None
 
     @property
     def user_agents(self) -> tuple[AgentLine, ...]:
@@ -170,10 +224,36 @@ class Group:
     def unknown_lines(self) -> int:
         return count_unknown(self._raw.body)
 
-    def members(self, robots_url: str | None) -> _Members:
-        if self._members is None:
-            self._members = _Members(self._raw, robots_url)
-        return self._members
+    def rules(self, robots_url: str | None) -> _Rules:
+        return _read_rules(self._raw, robots_url)
+
+    def extras(self) -> _Extras:
+        if self._extras is None:
+            self._extras = _Extras(self._raw)
+        return self._extras
+
+    def holds(self, line: int) -> bool:
+        """Whether ``line`` is one of the group's member lines."""
+        raw = self._raw
+        return raw.body_line <= line < raw.body_line + raw.body.count(b"\n")
+
+    def member(self, line: int, *, keep: bool = False) -> tuple[str, str]:
+        """(directive, value as written) of the member at ``line``.
+
+        ``keep``: remember where lines start, for a caller that reads many
+        (a large set of wildcard rules read back one by one).
+        """
+        raw = self._raw
+        starts = self._starts
+        if starts is None:
+            starts = line_starts(raw.body)
+            if keep:
+                self._starts = starts
+        found = member_line(raw.body, starts[line - raw.body_line])
+        if found is None:
+            raise LookupError(f"no member at line {line}")
+        key, value = found
+        return KEY_NAMES[key.lower()], value
 
     def __repr__(self) -> str:
         return f"<Group {self}>"
@@ -234,7 +314,7 @@ class RobotsTxt:
     """A robots.txt file, parsed. Build one with :meth:`parse`."""
 
     __slots__ = (
-        "_indexes",
+        "_shown",
         "_unknown_lines",
         "_views",
         "groups",
@@ -269,7 +349,7 @@ class RobotsTxt:
         self.truncated = truncated
         self._unknown_lines = unknown_lines
         self._views: dict[tuple[str, str, str], RuleIndex] = {}
-        self._indexes: dict[tuple[tuple[int, ...], str], RuleIndex] = {}
+        self._shown: dict[int, Rule] | None = None
 
     @classmethod
     def parse(
@@ -305,9 +385,11 @@ class RobotsTxt:
         """Bytes of memory this file may hold once its rules are compiled: an upper estimate.
 
         Rules are read and compiled on first use, so the estimate goes by the
-        file's size: measured, a file holds a few times its size on ordinary
-        sites and up to about 32 times on a file of nothing but short
-        wildcard rules, plus a kilobyte or two of fixed cost.
+        file's size: measured, a file holds one to four times its size on
+        ordinary sites, twelve on a file of a thousand one-line groups, and
+        eleven to eighteen on a file of nothing but wildcard rules (most of
+        it their automaton, outside Python's objects), plus a kilobyte or
+        two of fixed cost.
         """
         return WEIGHT_BASE + WEIGHT_PER_BYTE * self.size
 
@@ -326,20 +408,27 @@ class RobotsTxt:
         index = self._views.get(key)
         if index is not None:
             return index
+        # Every file asked by the same crawler holds the same key: one tuple.
+        if len(_KEYS) >= _MAX_VIEWS:
+            _KEYS.clear()
+        key = _KEYS.setdefault(key, key)
         check_precedence(precedence)
         chosen = self._selected(agent, agent_match)
-        index = self._indexes.get((chosen, precedence))
+        # Agents that select the same groups share one index.
+        index = next((i for i in self._views.values() if i.key == (chosen, precedence)), None)
         if index is None:
-            members = [self.groups[i].members(self.url) for i in chosen]
-            if len(members) == 1:
-                plain_allow, plain_disallow = members[0].plain_allow, members[0].plain_disallow
-                wild = members[0].wild
-            else:
-                plain_allow = [r for m in members for r in m.plain_allow]
-                plain_disallow = [r for m in members for r in m.plain_disallow]
-                wild = [w for m in members for w in m.wild]
-            index = RuleIndex(plain_allow, plain_disallow, wild, precedence)
-            self._indexes[chosen, precedence] = index
+            groups = [self.groups[i] for i in chosen]
+            read = [g.rules(self.url) for g in groups]
+            wild = read[0].wild if len(read) == 1 else [w for r in read for w in r.wild]
+            index = RuleIndex(
+                [r.allow for r in read],
+                [r.disallow for r in read],
+                wild,
+                [r.stars for r in read],
+                precedence,
+                pattern_at=functools.partial(self._pattern_at, groups),
+                key=(chosen, precedence),
+            )
         if len(self._views) >= _MAX_VIEWS:
             self._views.clear()  # Bound the memory of callers that vary the agent.
         self._views[key] = index
@@ -357,10 +446,10 @@ class RobotsTxt:
         if index is None:
             index = self._index(agent, precedence, agent_match)
         path = request_path(url)
-        if is_robots_path(path):
+        if path.startswith(_ROBOTS_PATH) and is_robots_path(path):
             return True
         found = index.decide(path)
-        return found is None or found[1]
+        return found == NO_RULE or found & 1 == 1  # code_allows, inlined: the hot path
 
     def explain(
         self,
@@ -373,30 +462,58 @@ class RobotsTxt:
         index = self._index(agent, precedence, agent_match)
         groups = [self.groups[i] for i in self._selected(agent, agent_match)]
         path = request_path(url)
-        found = None if is_robots_path(path) else index.decide(path)
-        rule = None if found is None else as_rule(found)
+        found = NO_RULE if is_robots_path(path) else index.decide(path)
+        rule = None if found == NO_RULE else self._rule(groups, code_line(found))
         allowed = rule is None or rule.allow
         return Decision(allowed, rule, groups, url, path, agent, precedence, agent_match)
 
+    def _rule(self, groups: Sequence[Group], line: int) -> Rule:
+        """The rule at ``line``, read again from its group (a scan of the group's text).
+
+        A crawler asks for an explanation of every request, and a site's
+        requests are decided by a few rules again and again: the last rules
+        read are kept.
+        """
+        shown = self._shown
+        if shown is None:
+            shown = self._shown = {}
+        rule = shown.get(line)
+        if rule is None:
+            group = next(g for g in groups if g.holds(line))
+            directive, written = group.member(line)
+            rule = Rule(directive, written, line)
+            if len(shown) >= _MAX_SHOWN:
+                shown.clear()
+            shown[line] = rule
+        return rule
+
+    def _pattern_at(self, groups: Sequence[Group], line: int) -> Pattern:
+        """The wildcard pattern of the rule at ``line``, read again from its group."""
+        group = next(g for g in groups if g.holds(line))
+        matcher = _rule_pattern(group.member(line, keep=True)[1], self.url)
+        if not isinstance(matcher, Pattern):
+            raise LookupError(f"no wildcard rule at line {line}")
+        return matcher
+
     # Politeness.
 
-    def _members(self, agent: str, agent_match: str) -> list[_Members]:
-        return [self.groups[i].members(self.url) for i in self._selected(agent, agent_match)]
+    def _extras(self, agent: str, agent_match: str) -> list[_Extras]:
+        return [self.groups[i].extras() for i in self._selected(agent, agent_match)]
 
     def crawl_delay(self, agent: str, agent_match: str = TOKEN) -> float | None:
         """Seconds between requests asked of ``agent``; the largest of merged groups."""
-        delays = [m.crawl_delay for m in self._members(agent, agent_match)]
+        delays = [m.crawl_delay for m in self._extras(agent, agent_match)]
         known = [d for d in delays if d is not None]
         return max(known) if known else None
 
     def request_rate(self, agent: str, agent_match: str = TOKEN) -> RequestRate | None:
         """The most restrictive ``Request-rate`` for ``agent`` (longest delay), if any."""
-        rates = [r for m in self._members(agent, agent_match) for r in m.request_rates]
+        rates = [r for m in self._extras(agent, agent_match) for r in m.request_rates]
         return max(rates, key=lambda r: r.delay) if rates else None
 
     def visit_time(self, agent: str, agent_match: str = TOKEN) -> list[UtcWindow]:
         """UTC windows in which ``agent`` is welcome; empty means any time."""
-        return [w for m in self._members(agent, agent_match) for w in m.visit_times]
+        return [w for m in self._extras(agent, agent_match) for w in m.visit_times]
 
 
 def _resolve_sitemaps(sitemaps: list[str], robots_url: str) -> list[str]:

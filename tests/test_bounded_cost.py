@@ -31,6 +31,7 @@ from test_differential import (
 
 from scrapy_robotrules import MemoryStore, RobotRules, RobotsTxt, precedence
 from scrapy_robotrules.fetch_policy import Outcome
+from scrapy_robotrules.robotstxt import Group
 from scrapy_robotrules.stores import DEFAULT_CACHE_BYTES, Entry
 
 RULES = 24_380
@@ -156,19 +157,19 @@ def test_an_entry_weighs_its_file() -> None:
     assert small.weight < 4096
     heavy = hostile_entry("https://heavy.example")
     assert heavy.robots is not None
-    assert heavy.weight > 30 * heavy.robots.size > 15_000_000
+    assert heavy.weight > 15 * heavy.robots.size > 7_500_000
 
 
 def test_the_memory_store_evicts_by_weight() -> None:
     evicted: list[str] = []
     store = MemoryStore(capacity=None, on_evict=lambda e: evicted.append(e.origin))
     assert store.max_bytes == DEFAULT_CACHE_BYTES
-    store = MemoryStore(None, lambda e: evicted.append(e.origin), max_bytes=40_000_000)
+    store = MemoryStore(None, lambda e: evicted.append(e.origin), max_bytes=25_000_000)
     for i in range(3):
         store.put(hostile_entry(f"https://heavy{i}.example"))
     assert evicted == ["https://heavy0.example"]
     assert len(store) == 2
-    assert store.weight <= 40_000_000
+    assert store.weight <= 25_000_000
     store.get("https://heavy1.example")  # used: heavy2 is now the oldest
     store.put(hostile_entry("https://heavy3.example"))
     assert evicted == ["https://heavy0.example", "https://heavy2.example"]
@@ -186,8 +187,26 @@ def test_one_entry_heavier_than_the_budget_is_still_kept() -> None:
 def test_the_database_counts_evictions_by_weight(tmp_path: Path) -> None:
     body = hostile_file()
     for store in (None, f"sqlite:///{tmp_path}/robots.db"):
-        rules = RobotRules("bot", store=store, cache_bytes=40_000_000)
+        rules = RobotRules("bot", store=store, cache_bytes=25_000_000)
         for i in range(4):
             rules.parse(f"https://heavy{i}.example/robots.txt", body)
         assert (len(rules), rules.evicted) == (2, 2), store
         assert rules.allowed("https://heavy3.example/x") is True
+
+
+def test_explaining_again_reads_no_rule_text_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index keeps line numbers; a crawler explains every request, so a rule read is kept."""
+    robots = RobotsTxt.parse(hostile_file(2_000) + b"Disallow: /private\n")
+    reads: list[int] = []
+    original = Group.member
+
+    def member(self: Group, line: int, *, keep: bool = False) -> tuple[str, str]:
+        reads.append(line)
+        return original(self, line, keep=keep)
+
+    monkeypatch.setattr(Group, "member", member)
+    for _ in range(100):
+        decision = robots.explain("/private/page", "bot")
+        assert decision.rule is not None
+        assert (decision.rule.pattern, decision.rule.line) == ("/private", 2_002)
+    assert reads == [2_002]
