@@ -23,15 +23,14 @@ from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag
 
-from itemadapter import ItemAdapter
-from scrapy import Request, signals
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
-from scrapy.utils.url import strip_url
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
+from .itemverdict import ItemVerdict, shown_url
 from .manager import RobotsManager
 from .pagedirectives import PageDirectives, parse_page_directives
 from .pagehtml import head_metas
@@ -52,11 +51,6 @@ META_KEY = "robotrules_page"
 OPT_OUT_KEY = "dont_obey_nofollow"
 """``Request.meta`` key: a yielded request with it set is never dropped for nofollow."""
 STATS_PREFIX = "robotrules/page/"
-
-
-def _shown(url: str) -> str:
-    """``url`` fit for a log line: no user name or password."""
-    return strip_url(url, strip_credentials=True, strip_default_port=False)
 
 
 def _link_key(url: str) -> str:
@@ -123,7 +117,13 @@ class PageDirectivesMiddleware:
         manager = RobotsManager.for_crawler(crawler)
         self.config = manager.config
         self.stats = crawler.stats
-        self._warned_unmarked = False
+        self.items = ItemVerdict(
+            crawler,
+            mode=self.config.page_noindex,
+            field=self.config.page_noindex_field,
+            stats_prefix=STATS_PREFIX,
+            setting="ROBOTRULES_PAGE_NOINDEX",
+        )
         manager.summary_lines.append(self.summary)
 
     @classmethod
@@ -202,8 +202,8 @@ class PageDirectivesMiddleware:
             "Dropped <%(method)s %(url)s> from %(page)s: %(reason)s",
             {
                 "method": request.method,
-                "url": _shown(request.url),
-                "page": _shown(response.url),
+                "url": shown_url(request.url),
+                "page": shown_url(response.url),
                 "reason": reason,
             },
             extra={"spider": self.crawler.spider},
@@ -212,53 +212,12 @@ class PageDirectivesMiddleware:
 
     def noindex_item(self, item: Any, response: Response, page: PageDirectives) -> Any:
         """Mark, drop or keep an item yielded from a page that must not be indexed."""
-        mode = self.config.page_noindex
         if page.noindex:
             reason = f"noindex: {page.sources('noindex')[0]}"
         else:
             assert page.unavailable_after is not None
             reason = f"unavailable_after {page.unavailable_after.isoformat()} has passed"
-        if mode == "ignore":
-            self.stats.inc_value(f"{STATS_PREFIX}items/ignored")
-            return item
-        spider = self.crawler.spider
-        if mode == "drop":
-            self.stats.inc_value(f"{STATS_PREFIX}items/dropped")
-            logger.debug(
-                "Dropped an item from %(page)s: %(reason)s",
-                {"page": _shown(response.url), "reason": reason},
-                extra={"spider": spider},
-            )
-            self.crawler.signals.send_catch_log(
-                signal=signals.item_dropped,
-                item=item,
-                response=response,
-                exception=DropItem(reason),
-                spider=spider,
-            )
-            return None
-        field = self.config.page_noindex_field
-        try:
-            ItemAdapter(item)[field] = reason
-        except (KeyError, TypeError, AttributeError):
-            self.stats.inc_value(f"{STATS_PREFIX}items/unmarked")
-            log = logger.debug if self._warned_unmarked else logger.warning
-            self._warned_unmarked = True
-            log(
-                "An item from %(page)s (%(reason)s) has no %(field)r field to mark it: kept"
-                " unmarked, counted as %(stat)s (declare the field, or set"
-                " ROBOTRULES_PAGE_NOINDEX to 'drop')",
-                {
-                    "page": _shown(response.url),
-                    "reason": reason,
-                    "field": field,
-                    "stat": f"{STATS_PREFIX}items/unmarked",
-                },
-                extra={"spider": spider},
-            )
-            return item
-        self.stats.inc_value(f"{STATS_PREFIX}items/marked")
-        return item
+        return self.items.apply(item, response, reason)
 
     def summary(self) -> str | None:
         """The closing summary's line on page-level rules; ``None`` if there is nothing to say."""

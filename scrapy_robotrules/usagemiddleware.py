@@ -18,14 +18,13 @@ import logging
 from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
-from itemadapter import ItemAdapter
-from scrapy import Request, signals
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 
+from .itemverdict import ItemVerdict
 from .manager import RobotsManager
 from .pagehtml import head_metas
-from .pagemiddleware import _shown
 from .urls import origin_of
 from .usage import UNKNOWN, Statement, UsageView, header_statements, robots_statements, usage_view
 
@@ -54,7 +53,13 @@ class UsagePreferencesMiddleware:
         self.manager = RobotsManager.for_crawler(crawler)
         self.config = self.manager.config
         self.stats = crawler.stats
-        self._warned_unmarked = False
+        self.items = ItemVerdict(
+            crawler,
+            mode=self.config.usage_items,
+            field=self.config.usage_field,
+            stats_prefix=STATS_PREFIX,
+            setting="ROBOTRULES_USAGE_ITEMS",
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -145,38 +150,4 @@ class UsagePreferencesMiddleware:
         """Mark, drop or keep an item of a response whose preferences refuse a declared purpose."""
         if isinstance(item, Request) or item is None:
             return item
-        mode = self.config.usage_items
-        spider = self.crawler.spider
-        if mode == "ignore":
-            self.stats.inc_value(f"{STATS_PREFIX}items/ignored")
-            return item
-        if mode == "drop":
-            self.stats.inc_value(f"{STATS_PREFIX}items/dropped")
-            logger.debug(
-                "Dropped an item from %(page)s: %(reason)s",
-                {"page": _shown(response.url), "reason": reason},
-                extra={"spider": spider},
-            )
-            self.crawler.signals.send_catch_log(
-                signal=signals.item_dropped,
-                item=item,
-                response=response,
-                exception=DropItem(reason),
-                spider=spider,
-            )
-            return None
-        try:
-            ItemAdapter(item)[self.config.usage_field] = reason
-        except (KeyError, TypeError, AttributeError):
-            self.stats.inc_value(f"{STATS_PREFIX}items/unmarked")
-            log = logger.debug if self._warned_unmarked else logger.warning
-            self._warned_unmarked = True
-            log(
-                "An item from %(page)s (%(reason)s) has no %(field)r field to mark it: kept"
-                " unmarked (declare the field, or set ROBOTRULES_USAGE_ITEMS to 'drop')",
-                {"page": _shown(response.url), "reason": reason, "field": self.config.usage_field},
-                extra={"spider": spider},
-            )
-            return item
-        self.stats.inc_value(f"{STATS_PREFIX}items/marked")
-        return item
+        return self.items.apply(item, response, reason)
