@@ -132,7 +132,7 @@ class RobotRulesExtension:
         others are dropped (``request_dropped``), as are all once the crawl closes.
         """
         dropped, self._dropped = self._dropped, []
-        engine = self.crawler.engine
+        engine = compat.engine(self.crawler)
         open_ = not closing and engine is not None and engine.spider is not None
         for request, exc in dropped:
             if open_ and request.errback is not None:
