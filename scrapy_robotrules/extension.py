@@ -133,9 +133,10 @@ class RobotRulesExtension:
         """
         dropped, self._dropped = self._dropped, []
         engine = compat.engine(self.crawler)
-        open_ = not closing and engine is not None and engine.spider is not None
+        if closing or engine is None or engine.spider is None:
+            engine = None
         for request, exc in dropped:
-            if open_ and request.errback is not None:
+            if engine is not None and request.errback is not None:
                 request.meta[DECIDED] = exc
                 engine.crawl(request)
                 continue
