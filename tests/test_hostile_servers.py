@@ -346,13 +346,14 @@ async def test_a_tls_failure_is_unreachable(mockserver: MockServer, server: str)
     assert stat(result, "unreachable") == 2
     # The plain server fails the handshake at once; the mock server mostly lets
     # it time out, but was seen to close the connection first under load (what
-    # its HTTP parser makes of the TLS hello's random bytes varies).
+    # its HTTP parser makes of the TLS hello's random bytes varies), one fetch
+    # of robots.txt one way and its retry the other.
     names = ["DownloadFailedError"]
     if server == "mockserver":
         names.append("DownloadTimeoutError")
     expected = {f"robotrules/exception_count/{download_error(n).__name__}" for n in names}
     exceptions = [k for k in result.stats if k.startswith("robotrules/exception_count/")]
-    assert len(exceptions) == 1
+    assert exceptions
     assert set(exceptions) <= expected
     assert not [k for k in result.stats if k.startswith("robotrules/response_status_count/")]
     assert stat(result, "origins/unreachable") == 1
