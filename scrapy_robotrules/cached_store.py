@@ -163,8 +163,8 @@ class CachedStore:
         self._checked.pop(entry.origin, None)
         if body is None and entry.robots is not None:
             # Unreachable, earlier rules kept: they are the stored ones.
-            previous = self._ask("load", lambda: self.backend.load(entry.origin))
-            if isinstance(previous, Record):
+            previous = self.load_record(entry.origin)
+            if previous is not None:
                 body = previous.body
         record = Record(
             entry.origin,
@@ -175,16 +175,9 @@ class CachedStore:
             entry.fetched_at,
             entry.fresh_until,
         )
-        if self._ask("save", lambda: self.backend.save(record)) is not FAILED:
-            # Saved: an older record kept from an outage must not overwrite it.
-            self._unsaved.pop(entry.origin, None)
-            return
-        self._unsaved[entry.origin] = record
-        self._unsaved.move_to_end(entry.origin)
-        while len(self._unsaved) > UNSAVED_LIMIT:
-            self._unsaved.popitem(last=False)
+        self.save_record(record)
 
-    # Records of other files (tdmrep.json), by their own keys: no parsed cache here.
+    # Records by key (robots.txt's, and tdmrep.json's under its own key): no parsed cache.
 
     def load_record(self, key: str) -> Record | None:
         """The backend's record under ``key``; ``None`` if none or no answer."""
@@ -194,6 +187,7 @@ class CachedStore:
     def save_record(self, record: Record) -> None:
         """Save ``record`` under its key; kept to be written back while the backend is down."""
         if self._ask("save", lambda: self.backend.save(record)) is not FAILED:
+            # Saved: an older record kept from an outage must not overwrite it.
             self._unsaved.pop(record.origin, None)
             return
         self._unsaved[record.origin] = record

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli import run
 
-from scrapy_robotrules.cli import main
 from scrapy_robotrules.pagecli import read_saved_response
 
 SAVED = (
@@ -21,15 +21,6 @@ SAVED = (
     b'<html><head><meta name="robots" content="max-snippet:20, foo">'
     b'<meta name="ExampleBot" content="nofollow"></head><body>x</body></html>'
 )
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def saved(tmp_path: Path, content: bytes, name: str = "page.http") -> str:
