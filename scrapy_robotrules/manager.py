@@ -58,6 +58,7 @@ from .fetch_policy import (
     outcome_for_status,
     retry_delay,
 )
+from .itemverdict import shown_url
 from .overflow import DiskOverflow, OverflowDirectory
 from .robotparser import RobotParser
 from .robotstxt import Decision, RobotsTxt, is_robots_path
@@ -122,6 +123,11 @@ class _QuietRobotsRetries(logging.Filter):
             if isinstance(request, Request) and request.meta.get(ROBOTS_REQUEST):
                 record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return True
+
+
+def _shown(request: Request) -> str:
+    """A request as Scrapy shows it (``<GET url>``), without a user name or password."""
+    return f"<{request.method} {shown_url(request.url)}>"
 
 
 def _quiet_robots_retries() -> None:
@@ -546,7 +552,7 @@ class RobotsManager:
         for request in requests:
             logger.debug(
                 "Dropped %(request)s: the crawl closed while it waited for robots.txt",
-                {"request": request},
+                {"request": _shown(request)},
                 extra={"spider": self.crawler.spider},
             )
 
@@ -1222,7 +1228,9 @@ class RobotsManager:
         elif isinstance(exc, RobotsTxtUnreachable):
             self.count("unreachable")
             logger.debug(
-                "Dropped %(request)s: %(reason)s", {"request": request, "reason": exc}, extra=spider
+                "Dropped %(request)s: %(reason)s",
+                {"request": _shown(request), "reason": exc},
+                extra=spider,
             )
         else:
             self.count("forbidden")
@@ -1232,7 +1240,7 @@ class RobotsManager:
                     self.stats.inc_value(f"{STATS_PREFIX}usage/tdmrep/forbidden")
             logger.debug(
                 "Forbidden by robots.txt: %(request)s %(reason)s",
-                {"request": request, "reason": exc.reason},
+                {"request": _shown(request), "reason": exc.reason},
                 extra=spider,
             )
 

@@ -55,3 +55,21 @@ async def test_robots_txt_retries_log_no_errors(mockserver: MockServer) -> None:
     assert "log_count/ERROR" not in result.stats
     assert result.messages("robots.txt unreachable", level=logging.WARNING)
     assert stat(result, "unreachable") == 1
+
+
+@async_test
+async def test_no_password_in_a_urls_userinfo_reaches_the_log(mockserver: MockServer) -> None:
+    mockserver.set_robots("site.test", Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    mockserver.set_robots("dead.test", Reply(500))
+    secret = "s3cret-pw"
+    urls = [
+        mockserver.url("site.test", "/private/x").replace("http://", f"http://me:{secret}@"),
+        mockserver.url("dead.test", "/y").replace("http://", f"http://me:{secret}@"),
+    ]
+    settings = {**OURS, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.3, "ROBOTRULES_RETRY_DELAY": 0.1}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    assert (stat(result, "forbidden"), stat(result, "unreachable")) == (1, 1)
+    ours = [r for r in result.records if r.name.startswith("scrapy_robotrules")]
+    assert any("Forbidden by robots.txt: <GET" in r.getMessage() for r in ours)
+    assert any("Dropped <GET" in r.getMessage() for r in ours)
+    assert not [r.getMessage() for r in ours if secret in r.getMessage()]
