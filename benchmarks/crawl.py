@@ -131,7 +131,7 @@ from _common import (
 
 use_checkout()
 sys.path.insert(0, str(REPO_ROOT / "tests"))
-from redisserver import RedisServer  # noqa: E402  (the tests' Redis launcher)
+from helpers.redisserver import RedisServer  # noqa: E402  (the tests' Redis launcher)
 
 FULL_SITES = 2000
 """The size the issue asks for (2,000 sites x 5 pages); too slow for a default run here."""
@@ -542,7 +542,7 @@ class FleetError(RuntimeError):
 def redis_server(directory: Path) -> Iterator[str]:
     """A fresh ``redis-server`` on a free port of 127.0.0.1, killed on exit; its URL.
 
-    Started as the tests start theirs (``tests/redisserver.py``).
+    Started as the tests start theirs (``tests/helpers/redisserver.py``).
     """
     if shutil.which("redis-server") is None:
         raise FleetError(REDIS_MISSING)
