@@ -30,6 +30,7 @@ __all__ = [
     "RobotsBodyMiddleware",
     "decode_body",
     "hidden_encoding",
+    "response_headers",
 ]
 
 ROBOTS_META = "_robotrules_robots"
@@ -116,3 +117,12 @@ def _inflate(body: bytes, wbits: int, limit: int, *, raw_fallback: bool) -> byte
             break
         data = unpacker.unused_data
     return bytes(out)
+
+
+def response_headers(response: Response) -> dict[str, str]:
+    """A response's headers as text, for the freshness rules."""
+    return {
+        key.decode("latin-1"): value.decode("latin-1")
+        for key in response.headers
+        if (value := response.headers.get(key)) is not None
+    }

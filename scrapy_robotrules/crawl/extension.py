@@ -32,14 +32,9 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 
 from . import compat
-from .manager import (
-    DECIDED,
-    OFFERED,
-    PARKED,
-    RobotsManager,
-    RobotsTxtForbidden,
-    RobotsTxtUnreachable,
-)
+from .carried import DECIDED, OFFERED, PARKED
+from .exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
+from .manager import RobotsManager
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11

@@ -15,14 +15,9 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from .manager import (
-    DECIDED,
-    OFFERED,
-    RobotsManager,
-    RobotsTxtForbidden,
-    RobotsTxtNotFetched,
-    RobotsTxtUnreachable,
-)
+from .carried import DECIDED, OFFERED
+from .exceptions import RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
+from .manager import RobotsManager
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -60,6 +55,10 @@ class RobotRulesMiddleware:
             # Decided (and counted) when it was scheduled, let through for its errback.
             raise decided
         if decided == url:
+            if manager.still_allowed(request):
+                # Decided (and counted) when it was scheduled, under the rules at hand.
+                await manager.pace(request)
+                return
             await self._recheck(request)
             return
         if meta.get(OFFERED) != url:
@@ -81,11 +80,11 @@ class RobotRulesMiddleware:
         raise forbidden
 
     async def _recheck(self, request: Request) -> None:
-        """The final gate for a request allowed when it was scheduled.
+        """The final gate for a request allowed when it was scheduled, under other rules.
 
-        The rules are normally still at hand and say the same; counted only
-        if a newer robots.txt now forbids it (moved from allowed to
-        forbidden, so the counts still add up).
+        Its origin's rules changed since (a refresh, an eviction, stale
+        rules): decided again, and counted only if the newer robots.txt now
+        forbids it (moved from allowed to forbidden, so the counts still add up).
         """
         manager = self.manager
         try:

@@ -36,17 +36,22 @@ from ..engine.fetch_policy import Outcome, freshness_lifetime, outcome_for_statu
 from ..engine.stores import Record
 from ..engine.usage.preferences import TDM, USAGE_REFUSAL, usage_view
 from ..engine.usage.tdmrep import MAX_FILE_BYTES, TDMREP_PATH, TdmRep
-from . import compat
-from .content_coding import decode_body, hidden_encoding
+from .content_coding import decode_body, hidden_encoding, response_headers
+from .exceptions import FetchClosing
 from .settings import MAX_RETRY_DELAY
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request
+    from scrapy.crawler import Crawler
     from scrapy.http import Response
 
     from ..engine.robotstxt import Decision
-    from ..engine.stores import CachedStore
-    from .manager import RobotsManager
+    from .download import Downloader
+    from .leases import Leases
+    from .reporting import Reporter
+    from .settings import RobotRulesConfig
 
 __all__ = ["MAX_DOWNLOAD", "STATS", "TDMREP_REFUSAL", "TdmEntry", "TdmRepFiles"]
 
@@ -103,9 +108,24 @@ class TdmEntry:
 class TdmRepFiles:
     """The tdmrep.json of every origin a crawl needs: fetch, cache, store, decide."""
 
-    def __init__(self, manager: RobotsManager) -> None:
-        self.manager = manager
-        self.capacity = manager.config.cache_size
+    def __init__(
+        self,
+        crawler: Crawler,
+        *,
+        config: RobotRulesConfig,
+        clock: Callable[[], float],
+        report: Reporter,
+        download: Downloader,
+        leases: Leases | None,
+    ) -> None:
+        self.crawler = crawler
+        self.config = config
+        self.clock = clock
+        self.report = report
+        self.download = download
+        self.leases = leases
+        self.fleet = leases.fleet if leases is not None else None
+        self.capacity = config.cache_size
         self._entries: OrderedDict[str, TdmEntry] = OrderedDict()
         self._failures: dict[str, int] = {}
         """Failed fetches in a row, per unreachable origin: the back-off."""
@@ -124,7 +144,7 @@ class TdmRepFiles:
     def due(self, origin: str) -> bool:
         """Whether the file must be fetched (never fetched here, or stale)."""
         entry = self.entry(origin)
-        return entry is None or not entry.is_fresh(self.manager.db.clock())
+        return entry is None or not entry.is_fresh(self.clock())
 
     def refuse(self, entry: TdmEntry, decision: Decision) -> Decision:
         """``decision``, or a refusal when the file reserves TDM for its URL."""
@@ -143,53 +163,30 @@ class TdmRepFiles:
             del self._entries[next(iter(self._entries))]
 
     def _inc(self, key: str) -> None:
-        self.manager.stats.inc_value(f"robotrules/{STATS}{key}")
+        self.report.inc(f"{STATS}{key}")
 
     # Fetching: called by the manager's fetch of the origin, after robots.txt.
 
     async def fetch(self, origin: str, trigger: Request) -> None:
         """Fetch the origin's file, or take the record another crawler (or crawl) stored."""
-        fleet = self.manager.fleet
-        if fleet is None:
+        leases = self.leases
+        if leases is None:
             await self._fetch_and_store(origin, trigger)
             return
-        from .manager import _Renewal
-
         key = self.key(origin)
-        if await self._lease_or_wait(fleet, origin):
+
+        def stored() -> bool | None:
+            return self._adopt(origin, leases.fleet.load_record(key)) or None
+
+        if await leases.take_or_wait(key, stored):
+            self._inc("stored")
             return
-        manager = self.manager
-        renew = _Renewal(fleet, key, manager.owner, manager.config.lease)
-        try:
+        with leases.held(key):
             await self._fetch_and_store(origin, trigger)
-        finally:
-            renew.stop()
-            fleet.release(key, manager.owner)
-
-    async def _lease_or_wait(self, fleet: CachedStore, origin: str) -> bool:
-        """``True`` once a fresh record was taken from the store; ``False``: fetch it here."""
-        from .manager import FLEET_POLL_FIRST, FLEET_POLL_MAX, _Closing
-
-        key, owner = self.key(origin), self.manager.owner
-        pause = FLEET_POLL_FIRST
-        while True:
-            taken = fleet.lease(key, owner, self.manager.config.lease)
-            adopted = self._adopt(origin, fleet.load_record(key)) if taken is not None else False
-            if adopted:
-                if taken:
-                    fleet.release(key, owner)
-                self._inc("stored")
-                return True
-            if taken is not False:
-                return False
-            if self.manager.closing():
-                raise _Closing
-            await compat.sleep(pause)
-            pause = min(pause * 2, FLEET_POLL_MAX)
 
     def _adopt(self, origin: str, record: Record | None) -> bool:
         """A fresh record newer than what is held becomes the origin's entry here."""
-        now = self.manager.db.clock()
+        now = self.clock()
         if record is None or record.fresh_until <= now:
             return False
         held = self._entries.get(origin)
@@ -209,13 +206,10 @@ class TdmRepFiles:
         return True
 
     async def _fetch_and_store(self, origin: str, trigger: Request) -> None:
-        from .manager import _Closing
-
-        manager = self.manager
         url = self.key(origin)
         started = time.monotonic()
         try:
-            fetched = await manager._download(url, trigger, prefix=STATS, maxsize=MAX_DOWNLOAD)
+            fetched = await self.download.download(url, trigger, prefix=STATS, maxsize=MAX_DOWNLOAD)
             response = fetched.response
             if response is None:
                 error = fetched.error
@@ -223,7 +217,7 @@ class TdmRepFiles:
                 self._unreachable(origin, None, detail)
             else:
                 self._store(origin, response.status, response, fetched.url)
-        except _Closing:
+        except FetchClosing:
             raise
         except Exception as exc:  # a bug, not the network: unknown, never "no reservation"
             logger.error(
@@ -238,22 +232,17 @@ class TdmRepFiles:
         )
 
     def _spider(self) -> dict[str, object]:
-        return {"spider": self.manager.crawler.spider}
+        return {"spider": self.crawler.spider}
 
     def _store(self, origin: str, status: int, response: Response, url: str) -> None:
-        config = self.manager.config
+        config = self.config
         outcome = outcome_for_status(status)  # 401/403 too: no file, no reservation
         if outcome is Outcome.UNREACHABLE:
             self._unreachable(origin, status, f"HTTP {status}")
             return
-        now = self.manager.db.clock()
-        headers = {
-            key.decode("latin-1"): value.decode("latin-1")
-            for key in response.headers
-            if (value := response.headers.get(key)) is not None
-        }
+        now = self.clock()
         lifetime = freshness_lifetime(
-            headers, max_age=config.max_age, min_age=config.min_age, now=now
+            response_headers(response), max_age=config.max_age, min_age=config.min_age, now=now
         )
         body: bytes | None = None
         tdm = None
@@ -287,16 +276,15 @@ class TdmRepFiles:
         )
 
     def _unreachable(self, origin: str, status: int | None, detail: str) -> None:
-        manager = self.manager
-        now = manager.db.clock()
+        now = self.clock()
         failures = self._failures[origin] = self._failures.get(origin, 0) + 1
         if len(self._failures) > self.capacity:
             del self._failures[next(iter(self._failures))]
-        wait = retry_delay(failures, base=manager.config.retry_delay, cap=MAX_RETRY_DELAY)
+        wait = retry_delay(failures, base=self.config.retry_delay, cap=MAX_RETRY_DELAY)
         held = self._entries.get(origin)
         earlier = held.tdm if held is not None else None
         body = None
-        fleet = manager.fleet
+        fleet = self.fleet
         if fleet is not None and earlier is not None:
             previous = fleet.load_record(self.key(origin))
             if previous is not None and previous.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
@@ -324,5 +312,5 @@ class TdmRepFiles:
 
     def _save(self, origin: str, entry: TdmEntry, record: Record) -> None:
         self._put(origin, entry)
-        if self.manager.fleet is not None:
-            self.manager.fleet.save_record(record)
+        if self.fleet is not None:
+            self.fleet.save_record(record)

@@ -32,6 +32,7 @@ from ..engine.usage.preferences import (
     robots_statements,
     usage_view,
 )
+from .carried import origin_for
 from .itemverdict import ItemVerdict
 from .manager import RobotsManager
 
@@ -77,12 +78,17 @@ class UsagePreferencesMiddleware:
         url = response.url
         statements: list[Statement] = []
         notes: list[str] = []
+        request = response.request
         try:
-            entry = self.manager.db.entry(url)
+            # The origin its request carries (computed once), unless redirected since.
+            origin = origin_for(request) if request is not None and request.url == url else None
+            origin = origin or origin_of(url)
         except ValueError:
-            entry = None
-        if entry is not None and entry.robots is not None:
-            db = self.manager.db
+            origin = None
+        db = self.manager.db
+        entry = db.store.get(origin) if origin is not None else None
+        # Without usage lines the file states no preference: no need to ask it.
+        if entry is not None and entry.robots is not None and entry.robots.usage_lines:
             decision = entry.explain(url, self.config.user_agent, db.precedence, db.agent_match)
             statements, notes = robots_statements(entry.robots, decision)
         headers = response.headers
@@ -91,10 +97,7 @@ class UsagePreferencesMiddleware:
         )
         tdm = None
         if self.manager.tdmrep is not None:
-            try:
-                tdm_entry = self.manager.tdmrep.entry(origin_of(url))
-            except ValueError:
-                tdm_entry = None
+            tdm_entry = self.manager.tdmrep.entry(origin) if origin is not None else None
             if tdm_entry is not None:
                 tdm = tdm_entry.rep()
                 if tdm_entry.unknown:  # downloaded while its tdmrep.json was unreachable

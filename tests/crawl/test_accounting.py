@@ -107,7 +107,7 @@ async def test_waiting_requests_past_the_per_origin_cap_take_no_download_place(
     # Five waited in memory, the other 35 on disk, in a directory gone with the crawl.
     assert stat(result, "parked/disk/max") == 35
     manager = RobotsManager.for_crawler(result.crawler)
-    assert manager._overflow_dir._path is None
+    assert manager.parking.overflow_dir._path is None
     assert stat(result, "parked/memory") == 0
     assert stat(result, "offered") == stat(result, "allowed") == 50
     assert identity_holds(result)

@@ -412,6 +412,6 @@ async def test_thousands_of_origins_at_once_some_slow(mockserver: MockServer) ->
     manager = RobotsManager.for_crawler(result.crawler)
     assert stat(result, "origins") <= cache_size
     assert len(manager.db) <= cache_size
-    assert len(manager._origins) <= cache_size
+    assert len(manager.origins) <= cache_size
     assert stat(result, "evicted") >= origins - cache_size
-    assert not manager._parked
+    assert not manager.parking.pending()

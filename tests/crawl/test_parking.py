@@ -19,7 +19,7 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 
-from scrapy_robotrules.crawl import manager as manager_module
+from scrapy_robotrules.crawl import download as download_module
 
 CRAWL_TESTS = True
 
@@ -96,7 +96,7 @@ async def test_robots_txt_fetches_under_way_at_once_are_bounded(mockserver: Mock
 async def test_a_slow_robots_txt_gives_its_fetch_place_up(
     mockserver: MockServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(manager_module, "SLOW_FETCH", 0.3)
+    monkeypatch.setattr(download_module, "SLOW_FETCH", 0.3)
     mockserver.set_robots("dead.test", Reply(hang=True))
     mockserver.set_robots("live.test", Reply(body=PRIVATE))
     settings = {**OURS, "ROBOTRULES_CONCURRENT_FETCHES": 1, "DOWNLOAD_TIMEOUT": 3.0}

@@ -1,0 +1,53 @@
+"""What a request carries in its meta, so that it is decided once (SPEC 7, 8).
+
+The extension decides a request when it is scheduled; the downloader
+middleware, its final gate, reuses that decision while the rules it was made
+with still hold: same URL, same robots.txt entry (and tdmrep.json entry),
+still fresh. A redirect (another URL), a refresh or a new origin's rules make
+it decided again. The origin of the URL is computed once and carried too, for
+the parking, politeness and fleet turns that follow.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..engine.urls import origin_of
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+__all__ = ["DECIDED", "OFFERED", "PARKED", "RULES", "Carried", "origin_for"]
+
+DECIDED = "robotrules_decided"
+"""Request meta key: what the request was decided for.
+
+The URL it was allowed for (a retry of that URL carries the decision; a
+redirect to another URL is decided again, for its own origin and path), or
+the exception to raise (``RobotsTxtForbidden`` or ``RobotsTxtUnreachable``)
+when dropped but let through to the downloader so that its errback hears of
+it (the middleware raises it at once; it was counted when decided).
+"""
+OFFERED = "_robotrules_offered"
+"""Request meta key: the URL for which the request was counted as offered."""
+PARKED = "_robotrules_parked"
+"""Request meta key: the URL for which the request was counted as parked."""
+RULES = "_robotrules_rules"
+"""Request meta key: a :data:`Carried` tuple, the origin and rules of its last decision."""
+
+Carried = tuple[str, str, float | None, int | None, float | None, str | None]
+"""URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry
+was fetched and that entry's identity, when its tdmrep.json entry was fetched (``None``
+if none was asked), and the agent asked about."""
+
+
+def origin_for(request: Request) -> str:
+    """The origin of ``request``: carried if it was decided for this URL, else computed.
+
+    Raises ``ValueError`` for a URL without one, as :func:`origin_of` does.
+    """
+    carried: Carried | None = request.meta.get(RULES)
+    url = request.url
+    if carried is not None and carried[0] == url:
+        return carried[1]
+    return origin_of(url)

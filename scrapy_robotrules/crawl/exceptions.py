@@ -1,0 +1,68 @@
+"""Why robots.txt handling drops a request, as exceptions a spider's errback receives.
+
+All three are Scrapy's ``IgnoreRequest``, so a request dropped here is
+handled like one Scrapy's own middleware drops. They pickle (a JOBDIR crawl
+saves them in request meta). SPEC 8: a forbidden request, one whose origin
+stayed unreachable too long, one the crawl closed on before its robots.txt
+was fetched.
+"""
+
+from __future__ import annotations
+
+from scrapy.exceptions import IgnoreRequest
+
+__all__ = [
+    "DropReason",
+    "FetchClosing",
+    "RobotsTxtForbidden",
+    "RobotsTxtNotFetched",
+    "RobotsTxtUnreachable",
+]
+
+
+class RobotsTxtForbidden(IgnoreRequest):
+    """A request dropped because its origin's robots.txt disallows it; ``reason`` says by what."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"Forbidden by robots.txt: {reason}")
+
+    def __reduce__(self) -> tuple[type[RobotsTxtForbidden], tuple[str]]:
+        # Kept in request meta, which JOBDIR crawls pickle.
+        return type(self), (self.reason,)
+
+
+class RobotsTxtUnreachable(IgnoreRequest):
+    """A request dropped because its origin's robots.txt stayed unreachable too long."""
+
+    def __init__(self, origin: str, seconds: float, error: str) -> None:
+        self.origin = origin
+        self.seconds = seconds
+        self.error = error
+        super().__init__(
+            f"robots.txt unreachable: {origin}/robots.txt has failed"
+            f" for {seconds:.1f} s (last: {error})"
+        )
+
+    def __reduce__(self) -> tuple[type[RobotsTxtUnreachable], tuple[str, float, str]]:
+        # Kept in request meta, which JOBDIR crawls pickle.
+        return type(self), (self.origin, self.seconds, self.error)
+
+
+class RobotsTxtNotFetched(IgnoreRequest):
+    """A request dropped because the crawl closed before its origin's robots.txt was fetched."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+        super().__init__(f"the crawl closed before {origin}/robots.txt was fetched")
+
+    def __reduce__(self) -> tuple[type[RobotsTxtNotFetched], tuple[str]]:
+        return type(self), (self.origin,)
+
+
+DropReason = RobotsTxtForbidden | RobotsTxtUnreachable | RobotsTxtNotFetched
+"""Why robots.txt handling dropped a request."""
+
+
+class FetchClosing(Exception):
+    """A robots.txt (or tdmrep.json) fetch not started because the crawl is closing."""

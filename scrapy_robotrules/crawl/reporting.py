@@ -1,0 +1,197 @@
+"""What a crawl tells of its robots.txt: stats, log lines, signals and the closing summary.
+
+Every ``robotrules/`` stat of the manager's parts is counted here, every
+dropped request logged here (without the credentials of its URL), and the
+package's signals sent from here: ``robotrules_fetched`` and Scrapy's own
+``robots_parsed`` after each fetch. SPEC 7 (why a request was dropped) and
+SPEC 8 (unreachable and lost requests, counted and logged).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from scrapy import Request
+
+from ..engine.fetch_policy import Outcome
+from ..engine.usage.preferences import USAGE_REFUSAL
+from . import compat, signals
+from .exceptions import DropReason, RobotsTxtNotFetched, RobotsTxtUnreachable
+from .itemverdict import shown_url
+from .robotparser import RobotParser
+from .tdmrepfetch import TDMREP_REFUSAL
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from ..engine.stores import Entry
+
+__all__ = ["ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
+
+logger = logging.getLogger("scrapy_robotrules.crawl.manager")
+"""The manager's logger, as before the manager was split into parts."""
+
+STATS_PREFIX = "robotrules/"
+ROBOTS_REQUEST = "robotrules_robots_txt"
+"""Request meta key: set on this package's robots.txt requests."""
+
+
+class _QuietRobotsRetries(logging.Filter):
+    """Scrapy's "Gave up retrying" ERROR for a robots.txt request, as DEBUG.
+
+    An unreachable robots.txt is this package's to report (one WARNING per
+    origin, stats), and it is fetched again with back-off: each round of
+    Scrapy's retries giving up is no error of the crawl.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if record.levelno > logging.DEBUG and isinstance(args, Mapping):
+            request = args.get("request")
+            if isinstance(request, Request) and request.meta.get(ROBOTS_REQUEST):
+                record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+def quiet_robots_retries() -> None:
+    retry_logger = logging.getLogger("scrapy.downloadermiddlewares.retry")
+    if not any(isinstance(f, _QuietRobotsRetries) for f in retry_logger.filters):
+        retry_logger.addFilter(_QuietRobotsRetries())
+
+
+def shown(request: Request) -> str:
+    """A request as Scrapy shows it (``<GET url>``), without a user name or password."""
+    return f"<{request.method} {shown_url(request.url)}>"
+
+
+class Reporter:
+    """The stats, log lines and signals of one crawler's robots.txt handling."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.fetches = 0
+        """robots.txt fetches completed, whatever their outcome."""
+        self.slowest: tuple[float, str] | None = None
+        """The longest fetch so far: seconds, robots.txt URL."""
+        self.summary_lines: list[Callable[[], str | None]] = []
+        """More lines for the closing summary (the page directives add theirs)."""
+        self._waiting = 0
+        quiet_robots_retries()
+
+    @property
+    def spider(self) -> dict[str, object]:
+        """The ``extra`` of a log line: the crawler's spider."""
+        return {"spider": self.crawler.spider}
+
+    def inc(self, key: str, by: int = 1) -> None:
+        self.stats.inc_value(f"{STATS_PREFIX}{key}", by)
+
+    def set(self, key: str, value: int) -> None:
+        self.stats.set_value(f"{STATS_PREFIX}{key}", value)
+
+    def store_event(self, name: str) -> None:
+        self.inc(f"store/{name}")
+
+    def count(self, verdict: str, by: int = 1) -> None:
+        """Count a checked request: ``offered``, ``allowed``, ``forbidden`` or ``unreachable``."""
+        self.stats.inc_value(f"{STATS_PREFIX}{verdict}", by)
+
+    def waiting(self, change: int) -> None:
+        """Requests waiting for robots.txt (parked, on disk, in the middleware): ``waiting/max``."""
+        self._waiting += change
+        if change > 0:
+            self.stats.max_value(f"{STATS_PREFIX}waiting/max", self._waiting)
+
+    def fetched(self, seconds: float, url: str, origins: int, evicted: int) -> None:
+        """A robots.txt fetch ended: the fetch count, the slowest one, the rules held."""
+        self.fetches += 1
+        if self.slowest is None or seconds > self.slowest[0]:
+            self.slowest = (seconds, url)
+        self.set("origins", origins)
+        self.set("evicted", evicted)
+
+    def record_drop(self, request: Request, exc: DropReason) -> None:
+        """Count a request robots.txt drops, and log why: the one place for both layers."""
+        if isinstance(exc, RobotsTxtNotFetched):
+            self.lost([request])
+        elif isinstance(exc, RobotsTxtUnreachable):
+            self.count("unreachable")
+            logger.debug(
+                "Dropped %(request)s: %(reason)s",
+                {"request": shown(request), "reason": exc},
+                extra=self.spider,
+            )
+        else:
+            self.count("forbidden")
+            if USAGE_REFUSAL in exc.reason:  # usage preferences (usage.py)
+                self.inc("usage/forbidden")
+                if TDMREP_REFUSAL in exc.reason:
+                    self.inc("usage/tdmrep/forbidden")
+            logger.debug(
+                "Forbidden by robots.txt: %(request)s %(reason)s",
+                {"request": shown(request), "reason": exc.reason},
+                extra=self.spider,
+            )
+
+    def lost(self, requests: list[Request]) -> None:
+        """Requests the crawl closed on, with nowhere to keep them: counted, each logged."""
+        if not requests:
+            return
+        self.count("lost_at_close", len(requests))
+        for request in requests:
+            logger.debug(
+                "Dropped %(request)s: the crawl closed while it waited for robots.txt",
+                {"request": shown(request)},
+                extra=self.spider,
+            )
+
+    def warn_lost(self) -> None:
+        """One WARNING at close for the requests the crawl closed on (DEBUG lines name them)."""
+        lost = int(self.stats.get_value(f"{STATS_PREFIX}lost_at_close", 0))
+        if lost:
+            logger.warning(
+                "%(count)d requests were still waiting for robots.txt when the crawl closed"
+                " (no JOBDIR to save them in): counted as robotrules/lost_at_close",
+                {"count": lost},
+                extra=self.spider,
+            )
+
+    def summary(self, origins: int) -> str:
+        """One line on the crawl's robots.txt: origins, fetches, drops, slowest file."""
+        stats = self.stats
+
+        def value(key: str) -> int:
+            return int(stats.get_value(f"{STATS_PREFIX}{key}", 0))
+
+        text = (
+            f"robots.txt: {origins} origins held, {self.fetches} fetches,"
+            f" {value('forbidden')} requests forbidden,"
+            f" {value('unreachable')} dropped as unreachable"
+        )
+        if self.slowest is not None:
+            seconds, url = self.slowest
+            text += f"; slowest robots.txt: {url} ({seconds:.2f} s)"
+        return "\n".join([text, *filter(None, (line() for line in self.summary_lines))])
+
+    async def send_signals(
+        self, origin: str, entry: Entry, trigger: Request, *, precedence: str, agent_match: str
+    ) -> None:
+        """``robots_parsed`` (Scrapy's, for fetched rules) and ``robotrules_fetched``."""
+        fetched_robots = entry.robots if entry.outcome is Outcome.RULES else None
+        if fetched_robots is not None and compat.ROBOTS_PARSED is not None:
+            parser = RobotParser(fetched_robots, precedence=precedence, agent_match=agent_match)
+            await compat.send_signal(
+                self.crawler, compat.ROBOTS_PARSED, robotparser=parser, request=trigger
+            )
+        await compat.send_signal(
+            self.crawler,
+            signals.robotrules_fetched,
+            origin=origin,
+            robots=fetched_robots,
+            outcome=entry.outcome,
+            status=entry.status,
+            request=trigger,
+        )

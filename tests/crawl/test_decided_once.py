@@ -1,0 +1,155 @@
+"""Each request is decided once, and again only when its origin or its rules changed.
+
+The extension decides a request when it is scheduled; the downloader
+middleware reuses that decision while the rules it was made with still hold
+(a retry of the same URL included). A redirect is decided for its own URL;
+rules that changed in between (here: evicted, then fetched again with a new
+robots.txt) decide it again. The origin of a request's URL is computed once
+for its decision, its parking, its Crawl-delay and its fleet turns.
+
+The order of events is made by the server and the crawl's signals: a page is
+held until the crawl reached the state the test wants, then released.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from typing import Any
+
+import pytest
+from helpers.accounting import identity_holds
+from helpers.crawling import RecordingSpider, async_test, run_spider
+from helpers.mockserver import MockServer, Reply, RequestRecord
+from helpers.variants import OURS, stat
+
+import scrapy_robotrules.crawl.manager  # noqa: F401  (every module that computes origins)
+from scrapy_robotrules.crawl.signals import robotrules_fetched
+from scrapy_robotrules.engine.stores import Entry
+from scrapy_robotrules.engine.urls import origin_of
+
+CRAWL_TESTS = True
+
+ALLOW_ALL = b"User-agent: *\nDisallow: /nothing\n"
+
+
+def _count_explained(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """How many times the rules were asked about each URL."""
+    asked: Counter[str] = Counter()
+    explain = Entry.explain
+
+    def counting(self: Entry, url: str, *args: Any) -> Any:
+        asked[url] += 1
+        return explain(self, url, *args)
+
+    monkeypatch.setattr(Entry, "explain", counting)
+    return asked
+
+
+@async_test
+async def test_a_request_is_decided_once_a_retry_carries_it_and_a_redirect_is_decided_again(
+    mockserver: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _count_explained(monkeypatch)
+    mockserver.set_robots("a.test", Reply(body=ALLOW_ALL))
+    mockserver.set_page("a.test", "/flaky", Reply(503), Reply(200, body=b"ok"))
+    mockserver.set_page("a.test", "/moved", Reply(302, redirect_to=mockserver.url("a.test", "/2")))
+    urls = [mockserver.url("a.test", path) for path in ("/1", "/flaky", "/moved")]
+    settings = {**OURS, "RETRY_ENABLED": True, "RETRY_TIMES": 1, "RETRY_HTTP_CODES": [503]}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    assert len(mockserver.requests_for("a.test", "/flaky")) == 2
+    assert sorted(result.crawled) == sorted([urls[0], urls[1], mockserver.url("a.test", "/2")])
+    # Once each: at scheduling; the middleware, the retry and the redirect's
+    # source reuse it; the redirect's target is a new URL, decided once.
+    assert asked == Counter(dict.fromkeys([*urls, mockserver.url("a.test", "/2")], 1))
+    assert stat(result, "allowed") == 4
+    assert identity_holds(result)
+
+
+class _LaterSpider(RecordingSpider):
+    """Schedules ``later`` once the first page reached the server, then another origin."""
+
+    def __init__(self, later: list[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.later = later
+
+    def schedule_later(self) -> None:
+        for url in self.later:
+            self.crawler.engine.crawl(self.request(url))
+
+
+@async_test
+async def test_rules_changed_between_scheduling_and_download_decide_again(
+    mockserver: MockServer,
+) -> None:
+    # a.test/later is allowed when scheduled (a.test's first robots.txt),
+    # waits behind the held /hold in the one download place, meanwhile
+    # b.test's rules evict a.test's (a cache of one), and the robots.txt
+    # fetched again forbids it: the middleware decides it again.
+    mockserver.set_robots(
+        "a.test", Reply(body=ALLOW_ALL), Reply(body=b"User-agent: *\nDisallow: /later\n")
+    )
+    mockserver.set_robots("b.test", Reply(body=ALLOW_ALL))
+    mockserver.set_page("a.test", "/hold", Reply(hang=True))
+    url = mockserver.url
+    spiders: list[_LaterSpider] = []
+
+    def hold_reached(record: RequestRecord) -> None:
+        if record.host == "a.test" and record.path == "/hold":
+            spiders[0].schedule_later()
+
+    def fetched(origin: str, **kwargs: Any) -> None:
+        if origin.startswith("http://b.test"):
+            mockserver.release("a.test", Reply(200, body=b"held"), path="/hold")
+
+    mockserver.listeners.append(hold_reached)
+
+    class Spider(_LaterSpider):
+        @classmethod
+        def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> Any:
+            spider = super().from_crawler(crawler, *args, **kwargs)
+            assert isinstance(spider, _LaterSpider)
+            spiders.append(spider)
+            crawler.signals.connect(fetched, signal=robotrules_fetched)
+            return spider
+
+    settings = {**OURS, "CONCURRENT_REQUESTS": 1, "ROBOTRULES_CACHE_SIZE": 1}
+    result = await run_spider(
+        Spider,
+        settings,
+        start_urls=[url("a.test", "/hold")],
+        later=[url("a.test", "/later"), url("b.test", "/x")],
+    )
+    assert sorted(result.crawled) == sorted([url("a.test", "/hold"), url("b.test", "/x")])
+    assert mockserver.requests_for("a.test", "/later") == []
+    [(failed, exc)] = result.failures
+    assert failed == url("a.test", "/later")
+    assert "Disallow: /later (line 2)" in str(exc)
+    assert len(mockserver.requests_for("a.test", "/robots.txt")) == 2
+    # Allowed when scheduled, then moved to forbidden: counted once, as forbidden.
+    assert stat(result, "allowed") == 2
+    assert stat(result, "forbidden") == 1
+    assert identity_holds(result)
+
+
+@async_test
+async def test_the_origin_of_a_request_is_computed_once(
+    mockserver: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    computed: Counter[str] = Counter()
+
+    def counting(url: str) -> str:
+        computed[url] += 1
+        return origin_of(url)
+
+    # Wherever the package imported it from the engine.
+    for name, module in list(sys.modules.items()):
+        if name.startswith("scrapy_robotrules") and getattr(module, "origin_of", None) is origin_of:
+            monkeypatch.setattr(module, "origin_of", counting)
+    # A Crawl-delay: its slot floor and pace ask for the origin at every page.
+    mockserver.set_robots("a.test", Reply(body=b"User-agent: *\nCrawl-delay: 0.01\n"))
+    urls = [mockserver.url("a.test", f"/{n}") for n in range(3)]
+    result = await run_spider(RecordingSpider, OURS, start_urls=urls)
+    assert sorted(result.crawled) == sorted(urls)
+    assert stat(result, "crawl_delay/applied") >= 1
+    assert {url: computed[url] for url in urls} == dict.fromkeys(urls, 1)
