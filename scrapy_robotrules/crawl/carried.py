@@ -6,6 +6,11 @@ with still hold: same URL, same robots.txt entry (and tdmrep.json entry),
 still fresh. A redirect (another URL), a refresh or a new origin's rules make
 it decided again. The origin of the URL is computed once and carried too, for
 the parking, politeness and fleet turns that follow.
+
+A spider offers the same URL many times (links every page repeats), and
+each offer is decided before the scheduler's duplicate filter drops it:
+:class:`Decisions` keeps the latest answers of the rules by URL, so that a
+URL offered again under the same rules is not matched again.
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ from ..engine.urls import origin_of
 if TYPE_CHECKING:
     from scrapy import Request
 
-__all__ = ["DECIDED", "OFFERED", "PARKED", "RULES", "Carried", "origin_for"]
+    from ..engine.robotstxt import Decision
+    from ..engine.stores import Entry
+
+__all__ = ["DECIDED", "OFFERED", "PARKED", "RULES", "Carried", "Decisions", "origin_for"]
 
 DECIDED = "robotrules_decided"
 """Request meta key: what the request was decided for.
@@ -51,3 +59,31 @@ def origin_for(request: Request) -> str:
     if carried is not None and carried[0] == url:
         return carried[1]
     return origin_of(url)
+
+
+class Decisions:
+    """The rules' latest answers by URL, each for one robots.txt entry and agent; bounded.
+
+    An entry is known by when it was fetched and its identity (no reference
+    is kept: an evicted file's memory goes with it). An answer for another
+    entry or agent is no answer.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._answers: dict[str, tuple[float, int, str, Decision]] = {}
+
+    def get(self, url: str, entry: Entry, agent: str) -> Decision | None:
+        answer = self._answers.get(url)
+        if answer is None:
+            return None
+        fetched_at, identity, asked, decision = answer
+        if fetched_at != entry.fetched_at or identity != id(entry) or asked != agent:
+            return None
+        return decision
+
+    def put(self, url: str, entry: Entry, agent: str, decision: Decision) -> None:
+        answers = self._answers
+        answers[url] = (entry.fetched_at, id(entry), agent, decision)
+        if len(answers) > self.size:
+            del answers[next(iter(answers))]

@@ -3,11 +3,13 @@
 This is SPEC 8 for a running crawl, kept apart from the middleware so that
 any Scrapy component can ask for decisions: :meth:`RobotsManager.decide`
 waits for an origin's rules, :meth:`RobotsManager.decide_now` never waits.
-The manager coordinates single-job parts, which return values and never
-call back up: per-origin state (:mod:`.origins`), downloads with redirects
-(:mod:`.download`), what a fetch means (:mod:`.entries`), fleet leases
-(:mod:`.leases`), politeness (:mod:`.politeness`), parking (:mod:`.parking`),
-reporting (:mod:`.reporting`) and the exceptions (:mod:`.exceptions`).
+The manager decides and coordinates single-job parts, which return values
+and never call back up: per-origin state (:mod:`.origins`), when to fetch
+(:mod:`.fetches`), downloads with redirects (:mod:`.download`), what a fetch
+means (:mod:`.entries`), fleet leases (:mod:`.leases`), politeness
+(:mod:`.politeness`), parking (:mod:`.parking`), reporting
+(:mod:`.reporting`), what a request carries (:mod:`.carried`) and the
+exceptions (:mod:`.exceptions`).
 
 Per origin (scheme, host, port) there is at most one fetch at a time, and
 every request that needs that origin's rules waits on it, then gets the
@@ -25,12 +27,14 @@ decision of the file itself. After a fetch:
   until a fetch succeeds.
 
 A request is decided once: the decision carries the identity of the rules it
-was made with (:mod:`.carried`), and holds while they do.
+was made with (:mod:`.carried`), and holds while they do; a URL offered
+again under the same rules takes their earlier answer.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import uuid
 from typing import TYPE_CHECKING
@@ -45,7 +49,7 @@ from ..engine.stores import CachedStore
 from ..engine.urls import request_path
 from ..engine.usage.preferences import TDM, refuse_purposes
 from . import compat
-from .carried import DECIDED, OFFERED, PARKED, RULES, Carried, origin_for
+from .carried import DECIDED, OFFERED, PARKED, RULES, Carried, Decisions, origin_for
 from .download import ROBOTS_PRIORITY, Downloader
 from .entries import Entries
 from .exceptions import (
@@ -84,7 +88,16 @@ __all__ = [
 ]
 
 _UNCHECKED_SCHEMES = ("data", "file")
+ANSWERS = 4096
+"""URLs whose latest answer of the rules is kept, for the same URL offered again."""
+_HOST_FOLLOWS = re.compile(r"https?://[a-zA-Z0-9]")
+"""An http(s) URL whose host name starts right after ``//`` (no user info, no brackets)."""
 _EMPTY = RobotsTxt.parse(b"")
+
+
+def _may_be_robots_path(url: str) -> bool:
+    """Whether the path of ``url`` may be /robots.txt (percent-encoded letters included)."""
+    return "/robots.txt" in url or "%" in url
 
 
 class RobotsManager:
@@ -147,6 +160,7 @@ class RobotsManager:
         )
         self.origins = self.fetches.origins
         self.parking = Parking(crawler, config, self.report)
+        self._answers = Decisions(ANSWERS)
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod
@@ -165,6 +179,9 @@ class RobotsManager:
         """Whether robots.txt has a say on ``request`` at all."""
         if request.meta.get("dont_obey_robotstxt"):
             return False
+        url = request.url
+        if _HOST_FOLLOWS.match(url) and "@" not in url and "[" not in url:
+            return True  # the common case, without parsing the URL
         parsed = urlparse_cached(request)
         return parsed.scheme not in _UNCHECKED_SCHEMES and bool(parsed.hostname)
 
@@ -177,7 +194,7 @@ class RobotsManager:
         unreachable for longer than ``ROBOTRULES_UNREACHABLE_TIMEOUT``.
         """
         url = request.url
-        if is_robots_path(request_path(url)):
+        if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
         origin = origin_for(request)
         return self._decide(origin, url, request, self.db.store.get(origin))
@@ -191,7 +208,7 @@ class RobotsManager:
         including for requests held until the timeout passed.
         """
         url = request.url
-        if is_robots_path(request_path(url)):
+        if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
         origin = origin_for(request)
         entry = self.db.store.get(origin)
@@ -251,10 +268,13 @@ class RobotsManager:
             if stale:
                 self.fetches.start(self.origins.state(origin, request), request, refresh=True)
             agent = self.politeness.agent(request)
-            decision = entry.explain(url, agent, self.db.precedence, self.db.agent_match)
-            # --- usage preferences (usage.py): a purpose robots.txt refuses drops the request.
-            if self.config.purposes and decision.allowed and entry.robots is not None:
-                decision = refuse_purposes(entry.robots, decision, self.config.purposes)
+            decision = self._answers.get(url, entry, agent)
+            if decision is None:
+                decision = entry.explain(url, agent, self.db.precedence, self.db.agent_match)
+                # --- usage preferences (usage.py): a purpose robots.txt refuses drops it.
+                if self.config.purposes and decision.allowed and entry.robots is not None:
+                    decision = refuse_purposes(entry.robots, decision, self.config.purposes)
+                self._answers.put(url, entry, agent, decision)
             tdm_at = None
             if self.tdmrep is not None and decision.allowed:  # tdmrepfetch.py
                 tdm = self.tdmrep.entry(origin)

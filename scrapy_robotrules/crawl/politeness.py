@@ -109,6 +109,8 @@ class Politeness:
         self._request_agents = not named_for_robots(crawler.settings, crawler.spider)
         """No agent named for robots.txt: a request's own User-Agent header is matched."""
         self._token = config.product_token
+        self._last_agent, self._last_other = self.db.agent, False
+        """The last agent other than the crawler's seen, and whether it is another product."""
 
     def agent(self, request: Request) -> str:
         """The agent robots.txt is asked about for ``request`` (Scrapy's middleware's choice).
@@ -117,11 +119,18 @@ class Politeness:
         (``ROBOTRULES_USER_AGENT``...); else, and without one, the crawler's.
         Its decision asks for the same agent.
         """
-        if self._request_agents:
+        if self._request_agents and request.headers:
             header = request.headers.get(b"User-Agent")
             if header:
                 return header.decode("latin-1")
         return self.db.agent
+
+    def _others(self, agent: str) -> bool:
+        """Whether ``agent`` (not the crawler's own) is another product than the crawler's."""
+        if agent != self._last_agent:
+            self._last_agent = agent
+            self._last_other = product_token(agent) != self._token
+        return self._last_other
 
     @property
     def request_agents(self) -> bool:
@@ -164,7 +173,7 @@ class Politeness:
     def crawl_delay(self, request: Request) -> float | None:
         """Seconds to keep between requests to the origin of ``request``, if its rules ask."""
         agent = self.agent(request)
-        if agent is not self.db.agent and product_token(agent) != self._token:
+        if agent is not self.db.agent and self._others(agent):
             # Another agent's delay, read from its rules (no memo: rare).
             if not self.config.crawl_delay:
                 return None

@@ -72,6 +72,10 @@ class Reporter:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
+        self._inc_value = self.stats.inc_value
+        """Bound once: counted at every request."""
+        self._keys: dict[str, str] = {}
+        """Stats keys of the verdicts, made once."""
         self.fetches = 0
         """robots.txt fetches completed, whatever their outcome."""
         self.slowest: tuple[float, str] | None = None
@@ -87,7 +91,7 @@ class Reporter:
         return {"spider": self.crawler.spider}
 
     def inc(self, key: str, by: int = 1) -> None:
-        self.stats.inc_value(f"{STATS_PREFIX}{key}", by)
+        self._inc_value(f"{STATS_PREFIX}{key}", by)
 
     def set(self, key: str, value: int) -> None:
         self.stats.set_value(f"{STATS_PREFIX}{key}", value)
@@ -97,7 +101,10 @@ class Reporter:
 
     def count(self, verdict: str, by: int = 1) -> None:
         """Count a checked request: ``offered``, ``allowed``, ``forbidden`` or ``unreachable``."""
-        self.stats.inc_value(f"{STATS_PREFIX}{verdict}", by)
+        key = self._keys.get(verdict)
+        if key is None:
+            key = self._keys[verdict] = f"{STATS_PREFIX}{verdict}"
+        self._inc_value(key, by)
 
     def waiting(self, change: int) -> None:
         """Requests waiting for robots.txt (parked, on disk, in the middleware): ``waiting/max``."""
