@@ -55,6 +55,7 @@ class RobotRulesExtension:
             raise NotConfigured
         self.crawler = crawler
         self.manager = RobotsManager.for_crawler(crawler)
+        self.report = self.manager.report
         self._dropped: list[tuple[Request, RobotsTxtForbidden | RobotsTxtUnreachable]] = []
         """Requests kept out of the scheduler, not yet told of (see ``_settle``)."""
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
@@ -74,14 +75,14 @@ class RobotRulesExtension:
         again; a redirect to another URL is a new offer, decided for its own
         origin and path.
         """
-        manager = self.manager
+        manager, report = self.manager, self.report
         meta = request.meta
         url = request.url
         if meta.get(OFFERED) != url:
             meta[OFFERED] = url
-            manager.count("offered")
+            report.count("offered")
             if not manager.checks(request):
-                manager.count("unchecked")
+                report.count("unchecked")
                 return
         elif meta.get(DECIDED) is not None or not manager.checks(request):
             return  # decided (or unchecked) for this URL already
@@ -94,19 +95,19 @@ class RobotRulesExtension:
             if manager.park(request):
                 if meta.get(PARKED) != url:
                     meta[PARKED] = url
-                    manager.count("parked")
+                    report.count("parked")
                 raise IgnoreRequest("parked until robots.txt is fetched")
             manager.hand_over(request)  # the crawl is closing
             return
         if decision.allowed:
-            manager.count("allowed")
+            report.count("allowed")
             meta[DECIDED] = url
             return
         self._drop(request, RobotsTxtForbidden(decision.reason))
 
     def _drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> None:
         """Count and log the drop; keep ``request`` out of the scheduler, or tell its errback."""
-        self.manager.record_drop(request, exc)
+        self.report.record_drop(request, exc)
         if request.errback is not None:
             # The spider wants to know: the middleware raises the same
             # exception Scrapy's own middleware would have, at once.
@@ -159,10 +160,10 @@ class RobotRulesExtension:
     def request_reached_downloader(self, request: Request, **kwargs: Any) -> None:
         # The slot exists now (a new one has the default delay) and its
         # queue has not been processed yet.
-        self.manager.apply_crawl_delay(request)
+        self.manager.politeness.apply_crawl_delay(request)
 
     def response_downloaded(self, request: Request, **kwargs: Any) -> None:
-        self.manager.apply_crawl_delay(request)
+        self.manager.politeness.apply_crawl_delay(request)
 
     def _hand_parked_to_closing_scheduler(self) -> None:
         # No signal comes between "closing spider" and the scheduler's close:
@@ -181,5 +182,5 @@ class RobotRulesExtension:
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         self._settle(closing=True)
-        self.manager.warn_lost()
+        self.report.warn_lost()
         logger.info(self.manager.summary(), extra={"spider": spider})

@@ -361,17 +361,6 @@ class RobotsManager:
         """More lines for the closing summary (the page directives add theirs)."""
         return self.report.summary_lines
 
-    def record_drop(self, request: Request, exc: DropReason) -> None:
-        """Count a request robots.txt drops, and log why: the one place for both layers."""
-        self.report.record_drop(request, exc)
-
-    def count(self, verdict: str, by: int = 1) -> None:
-        """Count a checked request: ``offered``, ``allowed``, ``forbidden`` or ``unreachable``."""
-        self.report.count(verdict, by)
-
-    def warn_lost(self) -> None:
-        self.report.warn_lost()
-
     def summary(self) -> str:
         """One line on the crawl's robots.txt: origins, fetches, drops, slowest file."""
         return self.report.summary(len(self.db))

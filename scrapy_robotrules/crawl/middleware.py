@@ -38,6 +38,7 @@ class RobotRulesMiddleware:
             raise NotConfigured
         self.crawler = crawler
         self.manager = RobotsManager.for_crawler(crawler)
+        self.report = self.manager.report
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -57,26 +58,26 @@ class RobotRulesMiddleware:
         if decided == url:
             if manager.still_allowed(request):
                 # Decided (and counted) when it was scheduled, under the rules at hand.
-                await manager.pace(request)
+                await manager.politeness.pace(request)
                 return
             await self._recheck(request)
             return
         if meta.get(OFFERED) != url:
             # Never offered to the scheduler: engine.download_async callers.
             meta[OFFERED] = url
-            manager.count("offered")
+            self.report.count("offered")
         try:
             decision = await manager.decide(request)
         except (RobotsTxtUnreachable, RobotsTxtNotFetched) as exc:
-            manager.record_drop(request, exc)
+            self.report.record_drop(request, exc)
             raise
         if decision.allowed:
-            manager.count("allowed")
+            self.report.count("allowed")
             meta[DECIDED] = url
-            await manager.pace(request)
+            await manager.politeness.pace(request)
             return
         forbidden = RobotsTxtForbidden(decision.reason)
-        manager.record_drop(request, forbidden)
+        self.report.record_drop(request, forbidden)
         raise forbidden
 
     async def _recheck(self, request: Request) -> None:
@@ -92,9 +93,9 @@ class RobotRulesMiddleware:
         except IgnoreRequest:
             return  # allowed by the rules it was scheduled under
         if decision.allowed:
-            await manager.pace(request)
+            await manager.politeness.pace(request)
             return
-        manager.count("allowed", -1)
+        self.report.count("allowed", -1)
         forbidden = RobotsTxtForbidden(decision.reason)
-        manager.record_drop(request, forbidden)
+        self.report.record_drop(request, forbidden)
         raise forbidden
