@@ -345,22 +345,6 @@ def fleet_share(plan: Any, workers: int, index: int) -> list[tuple[int, str]]:
     return pairs[index::workers]
 
 
-def serve(sites: int, pages: int) -> dict[str, Any]:
-    """Play the sites until SIGTERM; then what was requested."""
-    from sites import SitePlan, SitesServer, get_reactor
-
-    server = SitesServer(SitePlan.build(sites, pages))
-    print(json.dumps({"port": server.port}), flush=True)
-    get_reactor().run()  # Twisted stops the reactor on SIGTERM
-    by_site = server.robots_by_site
-    return {
-        "robots_requests": server.robots_requests,
-        "page_requests": server.page_requests,
-        "origins_fetched": len(by_site),
-        "most_fetches_per_origin": max(by_site.values(), default=0),
-    }
-
-
 def run_fleet_crawler(
     store: str, port: int, *, sites: int, pages: int, workers: int, index: int, max_time: float
 ) -> dict[str, Any]:
@@ -460,6 +444,8 @@ def worker(argv: Sequence[str]) -> int:
             run_crawl(args.scenario, args.variant, args.sites, args.pages, args.max_time)
         )
     elif args.kind == "serve":
+        from sites import serve
+
         answer = serve(args.sites, args.pages)
     elif args.kind == "fleet":
         answer = run_fleet_crawler(
