@@ -10,11 +10,13 @@ process (``python <script> --worker ...``) that prints one JSON line last.
 from __future__ import annotations
 
 import json
+import os
 import re
 import resource
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +74,74 @@ def run_worker(
         return None, f"exit status {proc.returncode}\n{tail}"
     answer: dict[str, Any] = json.loads(lines[-1])
     return answer, proc.stderr
+
+
+class Crawl:
+    """One crawl in this process, from ``start_urls``, following links if ``follow``.
+
+    Building it installs Scrapy's default reactor (so a server can listen
+    before the crawl starts); ``start_urls`` may be filled in until
+    :meth:`run`. ``pages`` holds the ``time.time()`` of each page parsed.
+    """
+
+    def __init__(self, settings: dict[str, Any], *, follow: bool, name: str = "bench") -> None:
+        import scrapy
+        from scrapy import signals
+        from scrapy.crawler import CrawlerProcess
+        from scrapy.http import Response
+        from scrapy.settings.default_settings import TWISTED_REACTOR
+        from scrapy.utils.reactor import install_reactor
+
+        self.process = CrawlerProcess(settings)
+        install_reactor(TWISTED_REACTOR)
+        self.start_urls: list[str] = []
+        self.pages: list[float] = []
+        self.opened: float | None = None
+        self.closed: float | None = None
+        self.reasons: list[str] = []
+        crawl = self
+
+        class BenchSpider(scrapy.Spider):
+            async def start(self) -> Any:
+                for url in crawl.start_urls:
+                    yield scrapy.Request(url)
+
+            def parse(self, response: Response, **kwargs: Any) -> Any:
+                crawl.pages.append(time.time())
+                if follow:
+                    for href in HREF.findall(response.body):
+                        yield response.follow(href.decode())
+
+        BenchSpider.name = name
+        self.crawler = self.process.create_crawler(BenchSpider)
+        self.crawler.signals.connect(self._opened, signal=signals.spider_opened)
+        self.crawler.signals.connect(self._closed, signal=signals.spider_closed)
+
+    def _opened(self, spider: object) -> None:
+        self.opened = time.time()
+
+    def _closed(self, spider: object, reason: str) -> None:
+        self.closed = time.time()
+        self.reasons.append(reason)
+
+    def run(self, max_time: float | None = None, capped: Callable[[], object] = dict) -> None:
+        """Crawl to the end; past ``max_time`` s print ``capped()`` as JSON and leave at once.
+
+        Held requests may keep a graceful stop waiting for minutes, hence the hard exit.
+        """
+        from sites import get_reactor
+
+        def cap() -> None:
+            print(json.dumps(capped()), flush=True)
+            os._exit(0)
+
+        if max_time is not None:
+            get_reactor().callLater(max_time, cap)
+        self.process.crawl(self.crawler)
+        self.process.start()
+
+    def stats(self) -> dict[str, Any]:
+        return self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
+
+    def stat(self, key: str) -> int:
+        return int(self.stats().get(key, 0))
