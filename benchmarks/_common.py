@@ -115,11 +115,11 @@ def _read_shared() -> tuple[str, dict[str, bytes], list[tuple[str, str]]]:
 
 
 def _read_repository_subset(why: str) -> tuple[str, dict[str, bytes], list[tuple[str, str]]]:
-    """The same, from the repository's part of the corpus (tests/corpus_subset.py)."""
+    """The same, from the repository's part of the corpus (tests/helpers/corpus_subset.py)."""
     tests = str(REPO_ROOT / "tests")
     if tests not in sys.path:
         sys.path.append(tests)
-    from corpus_subset import load  # the one reader of the archive
+    from helpers.corpus_subset import load  # the one reader of the archive
 
     try:
         subset = load(REPO_ROOT / SUBSET_ARCHIVE)

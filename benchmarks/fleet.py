@@ -67,7 +67,7 @@ from sites import ServerError, SitePlan, host_name, log_tail, sites_process
 
 use_checkout()
 sys.path.insert(0, str(REPO_ROOT / "tests"))
-from redisserver import RedisServer  # noqa: E402  (the tests' Redis launcher)
+from helpers.redisserver import RedisServer  # noqa: E402  (the tests' Redis launcher)
 
 DEFAULT_PAGES = 5
 DEFAULT_MAX_TIME = 120.0
@@ -175,7 +175,7 @@ class FleetError(RuntimeError):
 def redis_server(directory: Path) -> Iterator[str]:
     """A fresh ``redis-server`` on a free port of 127.0.0.1, killed on exit; its URL.
 
-    Started as the tests start theirs (``tests/redisserver.py``).
+    Started as the tests start theirs (``tests/helpers/redisserver.py``).
     """
     if shutil.which("redis-server") is None:
         raise FleetError(REDIS_MISSING)

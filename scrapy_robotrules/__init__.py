@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .cached_store import CachedStore, open_store
-from .database import RobotRules
-from .directives import RequestRate, UtcWindow
-from .fetch_policy import Outcome
-from .pagedirectives import PageDirectives, parse_page_directives
-from .robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
-from .stores import Entry, MemoryStore, RulesStore
+from .engine.database import RobotRules
+from .engine.directives import RequestRate, UtcWindow
+from .engine.fetch_policy import Outcome
+from .engine.page.directives import PageDirectives, parse_page_directives
+from .engine.robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
+from .engine.stores import CachedStore, Entry, MemoryStore, RulesStore, open_store
 
 __all__ = [
     "AgentLine",
@@ -41,19 +40,19 @@ __version__ = "0.1.0"
 # The Scrapy layer, imported on first access (PEP 562): importing the engine
 # must not import Scrapy or Twisted.
 _SCRAPY_LAYER = {
-    "Addon": ".addon",
-    "PageDirectivesMiddleware": ".pagemiddleware",
-    "RobotParser": ".robotparser",
-    "RobotRulesExtension": ".extension",
-    "RobotRulesMiddleware": ".middleware",
+    "Addon": ".crawl.addon",
+    "PageDirectivesMiddleware": ".crawl.pagemiddleware",
+    "RobotParser": ".crawl.robotparser",
+    "RobotRulesExtension": ".crawl.extension",
+    "RobotRulesMiddleware": ".crawl.middleware",
 }
 
 if TYPE_CHECKING:
-    from .addon import Addon as Addon
-    from .extension import RobotRulesExtension as RobotRulesExtension
-    from .middleware import RobotRulesMiddleware as RobotRulesMiddleware
-    from .pagemiddleware import PageDirectivesMiddleware as PageDirectivesMiddleware
-    from .robotparser import RobotParser as RobotParser
+    from .crawl.addon import Addon as Addon
+    from .crawl.extension import RobotRulesExtension as RobotRulesExtension
+    from .crawl.middleware import RobotRulesMiddleware as RobotRulesMiddleware
+    from .crawl.pagemiddleware import PageDirectivesMiddleware as PageDirectivesMiddleware
+    from .crawl.robotparser import RobotParser as RobotParser
 
 
 def __getattr__(name: str) -> object:

@@ -1,5 +1,5 @@
 """``python -m scrapy_robotrules``: the ``robotrules`` command line."""
 
-from .cli import run
+from .engine.cli import run
 
 run()

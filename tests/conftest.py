@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
-from redisserver import RedisServer
+from helpers.crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
+from helpers.redisserver import RedisServer
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

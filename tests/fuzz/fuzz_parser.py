@@ -18,7 +18,13 @@ import atheris
 
 with atheris.instrument_imports():
     from scrapy_robotrules import RobotsTxt
-    from scrapy_robotrules.urls import _LONG, _OCTET_WORK, _normalize_long, _octets, _to_octets
+    from scrapy_robotrules.engine.urls import (
+        _LONG,
+        _OCTET_WORK,
+        _normalize_long,
+        _octets,
+        _to_octets,
+    )
 
 MODES = ("most-specific", "first-match", "allow-first")
 STYLES = ("token", "substring")

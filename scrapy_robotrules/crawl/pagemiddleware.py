@@ -1,0 +1,248 @@
+"""The spider middleware for page-level robots rules: ``X-Robots-Tag``, meta robots, nofollow links.
+
+Every response that reaches a callback carries the rules for this crawler
+in ``response.meta["robotrules_page"]`` (a
+:class:`~scrapy_robotrules.engine.page.directives.PageDirectives`), HTML or not.
+Then, each behind its own setting:
+
+- ``nofollow`` (``ROBOTRULES_PAGE_NOFOLLOW``, on): the requests the callback
+  yields from that response are dropped;
+- ``rel="nofollow"`` links (``ROBOTRULES_PAGE_NOFOLLOW_LINKS``, off): the
+  requests it yields to those links are dropped;
+- ``noindex`` or a passed ``unavailable_after`` (``ROBOTRULES_PAGE_NOINDEX``):
+  the items it yields are marked (default), dropped, or left alone.
+
+``meta={"dont_obey_nofollow": True}`` on a yielded request keeps it.
+Enabled by the add-on with ``ROBOTSTXT_OBEY``, like the rest of the package.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urldefrag
+
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse
+from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
+from w3lib.html import strip_html5_whitespace
+from w3lib.url import safe_url_string
+
+from ..engine.page.directives import PageDirectives, parse_page_directives
+from ..engine.page.html import head_metas
+from .itemverdict import ItemVerdict, shown_url
+from .manager import RobotsManager
+
+if TYPE_CHECKING:
+    # typing.Self requires Python 3.11
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+__all__ = ["META_KEY", "OPT_OUT_KEY", "STATS_PREFIX", "PageDirectivesMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+META_KEY = "robotrules_page"
+"""``response.meta`` key of the page's rules for this crawler."""
+OPT_OUT_KEY = "dont_obey_nofollow"
+"""``Request.meta`` key: a yielded request with it set is never dropped for nofollow."""
+STATS_PREFIX = "robotrules/page/"
+
+
+def _link_key(url: str) -> str:
+    return urldefrag(url)[0]
+
+
+class _Output:
+    """What one response's callback yields, judged against that response's rules."""
+
+    def __init__(self, middleware: PageDirectivesMiddleware, response: Response) -> None:
+        self.middleware = middleware
+        self.response = response
+        page = response.meta.get(META_KEY)
+        self.page = page if isinstance(page, PageDirectives) else middleware.read(response)
+        self.excluded = self.page.excluded()
+        self._links: frozenset[str] | None = None
+
+    def judge(self, output: Any) -> Any:
+        if isinstance(output, Request):
+            return self.request(output)
+        if output is None or not self.excluded:
+            return output
+        return self.middleware.noindex_item(output, self.response, self.page)
+
+    def request(self, request: Request) -> Request | None:
+        config = self.middleware.config
+        if config.page_nofollow and self.page.nofollow:
+            source = self.page.sources("nofollow")[0]
+            reason = f"the page says {source}"
+            return self.middleware.drop(request, self.response, "nofollow", reason)
+        if config.page_nofollow_links and _link_key(request.url) in self.nofollow_links():
+            return self.middleware.drop(
+                request, self.response, "nofollow_link", 'it links with rel="nofollow"'
+            )
+        return request
+
+    def nofollow_links(self) -> frozenset[str]:
+        """URLs of the response's ``<a>`` and ``<area>`` links with ``rel="nofollow"``."""
+        if self._links is None:
+            self._links = frozenset()
+            response = self.response
+            if isinstance(response, HtmlResponse):
+                links = response.xpath("//a[@href and @rel] | //area[@href and @rel]")
+                self._links = frozenset(
+                    _link_key(
+                        safe_url_string(
+                            response.urljoin(strip_html5_whitespace(link.attrib["href"])),
+                            response.encoding,
+                        )
+                    )
+                    for link in links
+                    if "nofollow" in link.attrib["rel"].lower().split()
+                )
+        return self._links
+
+
+class PageDirectivesMiddleware:
+    """Reads each response's robots rules; obeys nofollow and noindex in what callbacks yield."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured
+        self.crawler = crawler
+        manager = RobotsManager.for_crawler(crawler)
+        self.config = manager.config
+        self.stats = crawler.stats
+        self.items = ItemVerdict(
+            crawler,
+            mode=self.config.page_noindex,
+            field=self.config.page_noindex_field,
+            stats_prefix=STATS_PREFIX,
+            setting="ROBOTRULES_PAGE_NOINDEX",
+        )
+        manager.summary_lines.append(self.summary)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
+        response.meta[META_KEY] = self.read(response)
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
+        output = _Output(self, response)
+        for each in result:
+            judged = output.judge(each)
+            if judged is not None:
+                yield judged
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
+        output = _Output(self, response)
+        async for each in result:
+            judged = output.judge(each)
+            if judged is not None:
+                yield judged
+
+    def read(self, response: Response) -> PageDirectives:
+        """The rules of ``response`` for this crawler: its headers, and its head if HTML."""
+        metas: list[tuple[str, str]] = []
+        if isinstance(response, HtmlResponse):
+            metas = head_metas(*self._head(response))
+        page = parse_page_directives(
+            response.headers.getlist(b"X-Robots-Tag"),
+            metas,
+            self.config.user_agent,
+            self.config.agent_match,
+        )
+        self._count_response(page)
+        return page
+
+    def _head(self, response: HtmlResponse) -> tuple[bytes, str]:
+        """The first bytes of the body and their encoding, without decoding the whole body."""
+        head = response.body[: self.config.page_max_html]
+        bom_encoding, bom = read_bom(head)
+        if bom_encoding is not None and bom is not None:
+            return head[len(bom) :], bom_encoding
+        content_type = response.headers.get(b"Content-Type") or b""
+        encoding = http_content_type_encoding(content_type.decode("latin-1"))
+        return head, encoding or html_body_declared_encoding(head) or "utf-8"
+
+    def _count_response(self, page: PageDirectives) -> None:
+        inc = self.stats.inc_value
+        if page.applied:
+            inc(f"{STATS_PREFIX}responses")
+        for name in page.in_effect:
+            inc(f"{STATS_PREFIX}directive/{name}")
+        if page.expired():
+            inc(f"{STATS_PREFIX}directive/unavailable_after/passed")
+        for kind, found in (
+            ("other_crawler", page.other_crawlers),
+            ("unknown", page.unknown),
+            ("malformed", page.malformed),
+            ("truncated", page.truncated),
+        ):
+            if found:
+                inc(f"{STATS_PREFIX}{kind}")
+
+    def drop(self, request: Request, response: Response, why: str, reason: str) -> Request | None:
+        """Drop ``request`` (``None``) unless it opted out; count and log either way."""
+        if request.meta.get(OPT_OUT_KEY):
+            self.stats.inc_value(f"{STATS_PREFIX}requests/opted_out")
+            return request
+        self.stats.inc_value(f"{STATS_PREFIX}requests/{why}")
+        logger.debug(
+            "Dropped <%(method)s %(url)s> from %(page)s: %(reason)s",
+            {
+                "method": request.method,
+                "url": shown_url(request.url),
+                "page": shown_url(response.url),
+                "reason": reason,
+            },
+            extra={"spider": self.crawler.spider},
+        )
+        return None
+
+    def noindex_item(self, item: Any, response: Response, page: PageDirectives) -> Any:
+        """Mark, drop or keep an item yielded from a page that must not be indexed."""
+        if page.noindex:
+            reason = f"noindex: {page.sources('noindex')[0]}"
+        else:
+            assert page.unavailable_after is not None
+            reason = f"unavailable_after {page.unavailable_after.isoformat()} has passed"
+        return self.items.apply(item, response, reason)
+
+    def summary(self) -> str | None:
+        """The closing summary's line on page-level rules; ``None`` if there is nothing to say."""
+
+        def value(key: str) -> int:
+            return int(self.stats.get_value(f"{STATS_PREFIX}{key}", 0))
+
+        stats = self.stats.get_stats()
+        if not any(key.startswith(STATS_PREFIX) for key in stats):
+            return None
+        found = sorted(
+            (key.removeprefix(f"{STATS_PREFIX}directive/"), count)
+            for key, count in stats.items()
+            if key.startswith(f"{STATS_PREFIX}directive/")
+        )
+        rules = ", ".join(f"{name} {count}" for name, count in found)
+        items = ", ".join(
+            f"{value(f'items/{what}')} {what}"
+            for what in ("marked", "unmarked", "dropped", "ignored")
+            if value(f"items/{what}")
+        )
+        return (
+            f"page directives: {value('responses')} responses had rules for this crawler"
+            f"{f' ({rules})' if rules else ''};"
+            f" requests dropped: {value('requests/nofollow')} for nofollow,"
+            f" {value('requests/nofollow_link')} for rel=nofollow links;"
+            f" noindex items: {items or 'none'}"
+        )

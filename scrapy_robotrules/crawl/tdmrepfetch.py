@@ -1,0 +1,328 @@
+"""tdmrep.json in a running crawl: fetched once per origin, cached and stored as robots.txt is.
+
+Only a crawl that declares ``tdm`` in ``ROBOTRULES_PURPOSES`` fetches it
+(no extra request otherwise). The manager fetches an origin's
+``/.well-known/tdmrep.json`` right after its robots.txt, in the same fetch
+(same places, same redirects, same engine path), and its requests wait for
+both. What a fetch means, per :mod:`.fetch_policy` where it fits:
+
+- 2xx: the file's rules (:class:`~.tdmrep.TdmRep`); a broken file (not
+  JSON, not an array) has none: no reservation, one WARNING per fetch;
+- 3xx past the redirect limit, 4xx (401/403 included): no file, no reservation;
+- 429, 5xx, network errors, a body past :data:`MAX_DOWNLOAD`: unreachable.
+  Rules read earlier, if any, decide meanwhile; with none, ``tdm`` is
+  *unknown* and the request goes on (counted, noted in its view: TDMRep
+  makes a reservation something a site states, and a page's own header or
+  meta tag may still state it). It is fetched again with robots.txt's
+  back-off, when a request for the origin comes after it.
+
+Freshness is robots.txt's (``Cache-Control``/``Expires``, clamped to
+``ROBOTRULES_MIN_AGE``..``ROBOTRULES_MAX_AGE``). A shared store keeps one
+record per origin under the key ``<origin>/.well-known/tdmrep.json``, beside
+the robots.txt records, with the same leases: one crawler of a fleet
+fetches it, the others take its record.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from ..engine.fetch_policy import Outcome, freshness_lifetime, outcome_for_status, retry_delay
+from ..engine.stores import Record
+from ..engine.usage.preferences import TDM, USAGE_REFUSAL, usage_view
+from ..engine.usage.tdmrep import MAX_FILE_BYTES, TDMREP_PATH, TdmRep
+from . import compat
+from .content_coding import decode_body, hidden_encoding
+from .settings import MAX_RETRY_DELAY
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.http import Response
+
+    from ..engine.robotstxt import Decision
+    from ..engine.stores import CachedStore
+    from .manager import RobotsManager
+
+__all__ = ["MAX_DOWNLOAD", "STATS", "TDMREP_REFUSAL", "TdmEntry", "TdmRepFiles"]
+
+logger = logging.getLogger(__name__)
+
+MAX_DOWNLOAD = MAX_FILE_BYTES
+"""Bytes a tdmrep.json download may reach: a larger one is refused, and counts as unreachable."""
+STATS = "usage/tdmrep/"
+"""Stats of the tdmrep.json fetches, under ``robotrules/``."""
+TDMREP_REFUSAL = f"{USAGE_REFUSAL} tdm by tdmrep.json"
+"""How a decision's note begins when tdmrep.json reserves TDM for its URL."""
+
+
+@dataclass(frozen=True)
+class TdmEntry:
+    """What is known of one origin's tdmrep.json."""
+
+    outcome: Outcome
+    """``RULES`` (a file, maybe broken), ``ALLOW_ALL`` (none) or ``UNREACHABLE``."""
+    tdm: TdmRep | None
+    """The file read; for an unreachable origin the one read before (``None`` if none)."""
+    fetched_at: float
+    fresh_until: float
+    status: int | None = None
+    detail: str = ""
+    """Why it is unreachable."""
+
+    def is_fresh(self, now: float) -> bool:
+        return now < self.fresh_until
+
+    @property
+    def unknown(self) -> bool:
+        """Unreachable with no earlier file: the file's answer is not known."""
+        return self.outcome is Outcome.UNREACHABLE and self.tdm is None
+
+    def rep(self) -> TdmRep:
+        """What the file says, for :func:`~.usage.usage_view`: its rules, or a note on why none."""
+        status = f"HTTP {self.status}" if self.status is not None else "no answer"
+        if self.outcome is Outcome.UNREACHABLE:
+            if self.tdm is None:
+                return TdmRep(
+                    note=f"tdmrep.json unreachable ({self.detail or status}): tdm unknown for now"
+                )
+            return replace(
+                self.tdm,
+                note=f"tdmrep.json unreachable ({self.detail or status}):"
+                " the file read before decides meanwhile",
+            )
+        if self.outcome is Outcome.RULES and self.tdm is not None:
+            return self.tdm
+        return TdmRep.missing(status)
+
+
+class TdmRepFiles:
+    """The tdmrep.json of every origin a crawl needs: fetch, cache, store, decide."""
+
+    def __init__(self, manager: RobotsManager) -> None:
+        self.manager = manager
+        self.capacity = manager.config.cache_size
+        self._entries: OrderedDict[str, TdmEntry] = OrderedDict()
+        self._failures: dict[str, int] = {}
+        """Failed fetches in a row, per unreachable origin: the back-off."""
+
+    @staticmethod
+    def key(origin: str) -> str:
+        """The file's URL, which is also its record's key in a shared store."""
+        return f"{origin}{TDMREP_PATH}"
+
+    def entry(self, origin: str) -> TdmEntry | None:
+        entry = self._entries.get(origin)
+        if entry is not None:
+            self._entries.move_to_end(origin)
+        return entry
+
+    def due(self, origin: str) -> bool:
+        """Whether the file must be fetched (never fetched here, or stale)."""
+        entry = self.entry(origin)
+        return entry is None or not entry.is_fresh(self.manager.db.clock())
+
+    def refuse(self, entry: TdmEntry, decision: Decision) -> Decision:
+        """``decision``, or a refusal when the file reserves TDM for its URL."""
+        if entry.tdm is None or not entry.tdm.rules:
+            return decision
+        refused = usage_view(decision.url, tdm=entry.tdm).refused((TDM,))
+        if not refused:
+            return decision
+        said = "; ".join(str(p) for p in refused)
+        return replace(decision, allowed=False, note=f"{TDMREP_REFUSAL}: {said}")
+
+    def _put(self, origin: str, entry: TdmEntry) -> None:
+        self._entries[origin] = entry
+        self._entries.move_to_end(origin)
+        while len(self._entries) > self.capacity:
+            del self._entries[next(iter(self._entries))]
+
+    def _inc(self, key: str) -> None:
+        self.manager.stats.inc_value(f"robotrules/{STATS}{key}")
+
+    # Fetching: called by the manager's fetch of the origin, after robots.txt.
+
+    async def fetch(self, origin: str, trigger: Request) -> None:
+        """Fetch the origin's file, or take the record another crawler (or crawl) stored."""
+        fleet = self.manager.fleet
+        if fleet is None:
+            await self._fetch_and_store(origin, trigger)
+            return
+        from .manager import _Renewal
+
+        key = self.key(origin)
+        if await self._lease_or_wait(fleet, origin):
+            return
+        manager = self.manager
+        renew = _Renewal(fleet, key, manager.owner, manager.config.lease)
+        try:
+            await self._fetch_and_store(origin, trigger)
+        finally:
+            renew.stop()
+            fleet.release(key, manager.owner)
+
+    async def _lease_or_wait(self, fleet: CachedStore, origin: str) -> bool:
+        """``True`` once a fresh record was taken from the store; ``False``: fetch it here."""
+        from .manager import FLEET_POLL_FIRST, FLEET_POLL_MAX, _Closing
+
+        key, owner = self.key(origin), self.manager.owner
+        pause = FLEET_POLL_FIRST
+        while True:
+            taken = fleet.lease(key, owner, self.manager.config.lease)
+            adopted = self._adopt(origin, fleet.load_record(key)) if taken is not None else False
+            if adopted:
+                if taken:
+                    fleet.release(key, owner)
+                self._inc("stored")
+                return True
+            if taken is not False:
+                return False
+            if self.manager.closing():
+                raise _Closing
+            await compat.sleep(pause)
+            pause = min(pause * 2, FLEET_POLL_MAX)
+
+    def _adopt(self, origin: str, record: Record | None) -> bool:
+        """A fresh record newer than what is held becomes the origin's entry here."""
+        now = self.manager.db.clock()
+        if record is None or record.fresh_until <= now:
+            return False
+        held = self._entries.get(origin)
+        if held is not None and held.fetched_at >= record.fetched_at:
+            return held.is_fresh(now)
+        tdm = None
+        if record.body is not None and record.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
+            tdm = TdmRep.parse(record.body)
+        elif record.outcome is Outcome.RULES:
+            return False  # a file without its body: fetched again
+        outcome = Outcome.ALLOW_ALL if record.outcome is Outcome.DISALLOW_ALL else record.outcome
+        detail = f"HTTP {record.status}, fetched by another crawler" if record.status else ""
+        self._put(
+            origin,
+            TdmEntry(outcome, tdm, record.fetched_at, record.fresh_until, record.status, detail),
+        )
+        return True
+
+    async def _fetch_and_store(self, origin: str, trigger: Request) -> None:
+        from .manager import _Closing
+
+        manager = self.manager
+        url = self.key(origin)
+        started = time.monotonic()
+        try:
+            fetched = await manager._download(url, trigger, prefix=STATS, maxsize=MAX_DOWNLOAD)
+            response = fetched.response
+            if response is None:
+                error = fetched.error
+                detail = f"{type(error).__name__}: {error}" if error is not None else "no answer"
+                self._unreachable(origin, None, detail)
+            else:
+                self._store(origin, response.status, response, fetched.url)
+        except _Closing:
+            raise
+        except Exception as exc:  # a bug, not the network: unknown, never "no reservation"
+            logger.error(
+                "Error fetching %(url)s", {"url": url}, exc_info=True, extra=self._spider()
+            )
+            self._unreachable(origin, None, f"{type(exc).__name__}: {exc}")
+        self._inc("fetches")
+        logger.debug(
+            "tdmrep.json of %(origin)s fetched in %(seconds).2f s",
+            {"origin": origin, "seconds": time.monotonic() - started},
+            extra=self._spider(),
+        )
+
+    def _spider(self) -> dict[str, object]:
+        return {"spider": self.manager.crawler.spider}
+
+    def _store(self, origin: str, status: int, response: Response, url: str) -> None:
+        config = self.manager.config
+        outcome = outcome_for_status(status)  # 401/403 too: no file, no reservation
+        if outcome is Outcome.UNREACHABLE:
+            self._unreachable(origin, status, f"HTTP {status}")
+            return
+        now = self.manager.db.clock()
+        headers = {
+            key.decode("latin-1"): value.decode("latin-1")
+            for key in response.headers
+            if (value := response.headers.get(key)) is not None
+        }
+        lifetime = freshness_lifetime(
+            headers, max_age=config.max_age, min_age=config.min_age, now=now
+        )
+        body: bytes | None = None
+        tdm = None
+        if outcome is Outcome.RULES:
+            body = response.body
+            codings = hidden_encoding(response)
+            if codings:
+                try:
+                    body = decode_body(body, codings, MAX_FILE_BYTES + 1)
+                except (zlib.error, ValueError) as exc:
+                    self._unreachable(origin, status, f"HTTP {status}, cannot be unpacked ({exc})")
+                    return
+            tdm = TdmRep.parse(body)
+            if tdm.note.startswith("tdmrep.json broken"):
+                self._inc("broken")
+                logger.warning(
+                    "%(note)s at %(url)s: no reservation from it (tdm unknown)",
+                    {"note": tdm.note, "url": self.key(origin)},
+                    extra=self._spider(),
+                )
+        self._failures.pop(origin, None)
+        self._save(
+            origin,
+            TdmEntry(outcome, tdm, now, now + lifetime, status),
+            Record(self.key(origin), outcome, body, status, url, now, now + lifetime),
+        )
+        logger.debug(
+            "tdmrep.json of %(origin)s: %(outcome)s (HTTP %(status)d), fresh for %(lifetime).0f s",
+            {"origin": origin, "outcome": outcome, "status": status, "lifetime": lifetime},
+            extra=self._spider(),
+        )
+
+    def _unreachable(self, origin: str, status: int | None, detail: str) -> None:
+        manager = self.manager
+        now = manager.db.clock()
+        failures = self._failures[origin] = self._failures.get(origin, 0) + 1
+        if len(self._failures) > self.capacity:
+            del self._failures[next(iter(self._failures))]
+        wait = retry_delay(failures, base=manager.config.retry_delay, cap=MAX_RETRY_DELAY)
+        held = self._entries.get(origin)
+        earlier = held.tdm if held is not None else None
+        body = None
+        fleet = manager.fleet
+        if fleet is not None and earlier is not None:
+            previous = fleet.load_record(self.key(origin))
+            if previous is not None and previous.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
+                body = previous.body
+        self._save(
+            origin,
+            TdmEntry(Outcome.UNREACHABLE, earlier, now, now + wait, status, detail),
+            Record(self.key(origin), Outcome.UNREACHABLE, body, status, None, now, now + wait),
+        )
+        if failures == 1:
+            self._inc("unreachable")
+        log = logger.warning if failures == 1 else logger.info
+        log(
+            "tdmrep.json unreachable: %(url)s (%(detail)s, %(failures)d tries);"
+            " tdm is %(meanwhile)s, next try in %(wait).1f s",
+            {
+                "url": self.key(origin),
+                "detail": detail,
+                "failures": failures,
+                "meanwhile": "decided by the file read before" if earlier else "unknown meanwhile",
+                "wait": wait,
+            },
+            extra=self._spider(),
+        )
+
+    def _save(self, origin: str, entry: TdmEntry, record: Record) -> None:
+        self._put(origin, entry)
+        if self.manager.fleet is not None:
+            self.manager.fleet.save_record(record)

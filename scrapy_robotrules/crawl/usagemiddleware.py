@@ -1,0 +1,160 @@
+"""The spider middleware for usage preferences: the view on every response, items judged by it.
+
+Every response that reaches a callback carries, in
+``response.meta["robotrules_usage"]``, a
+:class:`~scrapy_robotrules.engine.usage.preferences.UsageView`: the preferences for its URL
+from its origin's robots.txt (``Content-Usage``, ``Content-Signal``), its
+own headers (``Content-Usage``, ``Content-Signal``, ``tdm-reservation``,
+``tdm-policy``) and, for HTML, its ``tdm-reservation`` / ``tdm-policy`` meta
+tags. When it refuses a purpose of ``ROBOTRULES_PURPOSES`` the items the
+callback yields are marked (default), dropped or left alone
+(``ROBOTRULES_USAGE_ITEMS``), as noindex items are. (What robots.txt refuses
+never gets here: the request was dropped before download.)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse
+
+from ..engine.page.html import head_metas
+from ..engine.urls import origin_of
+from ..engine.usage.preferences import (
+    UNKNOWN,
+    Statement,
+    UsageView,
+    header_statements,
+    robots_statements,
+    usage_view,
+)
+from .itemverdict import ItemVerdict
+from .manager import RobotsManager
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+__all__ = ["META_KEY", "STATS_PREFIX", "UsagePreferencesMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+META_KEY = "robotrules_usage"
+"""``response.meta`` key of the response's usage preferences."""
+STATS_PREFIX = "robotrules/usage/"
+
+
+class UsagePreferencesMiddleware:
+    """Reads each response's usage preferences; judges the items of one that refuses a purpose."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured
+        self.crawler = crawler
+        self.manager = RobotsManager.for_crawler(crawler)
+        self.config = self.manager.config
+        self.stats = crawler.stats
+        self.items = ItemVerdict(
+            crawler,
+            mode=self.config.usage_items,
+            field=self.config.usage_field,
+            stats_prefix=STATS_PREFIX,
+            setting="ROBOTRULES_USAGE_ITEMS",
+        )
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def read(self, response: Response) -> UsageView:
+        """The preferences that apply to ``response``: robots.txt, headers, meta tags."""
+        url = response.url
+        statements: list[Statement] = []
+        notes: list[str] = []
+        try:
+            entry = self.manager.db.entry(url)
+        except ValueError:
+            entry = None
+        if entry is not None and entry.robots is not None:
+            db = self.manager.db
+            decision = entry.explain(url, self.config.user_agent, db.precedence, db.agent_match)
+            statements, notes = robots_statements(entry.robots, decision)
+        headers = response.headers
+        statements += header_statements(
+            headers.getlist(b"Content-Usage"), headers.getlist(b"Content-Signal")
+        )
+        tdm = None
+        if self.manager.tdmrep is not None:
+            try:
+                tdm_entry = self.manager.tdmrep.entry(origin_of(url))
+            except ValueError:
+                tdm_entry = None
+            if tdm_entry is not None:
+                tdm = tdm_entry.rep()
+                if tdm_entry.unknown:  # downloaded while its tdmrep.json was unreachable
+                    self.stats.inc_value(f"{STATS_PREFIX}tdmrep/unknown")
+        metas: list[tuple[str, str]] = []
+        if isinstance(response, HtmlResponse):
+            metas = head_metas(response.body, response.encoding, self.config.page_max_html)
+        view = usage_view(
+            url,
+            statements,
+            tdm=tdm,
+            tdm_headers=(headers.getlist(b"tdm-reservation"), headers.getlist(b"tdm-policy")),
+            metas=metas,
+            notes=notes,
+        )
+        self._count(view)
+        return view
+
+    def _count(self, view: UsageView) -> None:
+        inc = self.stats.inc_value
+        if view.statements:
+            inc(f"{STATS_PREFIX}responses")
+        for purpose, preference in view.preferences.items():
+            if preference.state != UNKNOWN:
+                inc(f"{STATS_PREFIX}{purpose}/{preference.state}")
+        if any(s.error for s in view.statements):
+            inc(f"{STATS_PREFIX}unparsable")
+        if any(s.unknown for s in view.statements):
+            inc(f"{STATS_PREFIX}unknown")
+
+    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
+        response.meta[META_KEY] = self.read(response)
+
+    def _judge(self, response: Response) -> tuple[UsageView, str]:
+        view = response.meta.get(META_KEY)
+        if not isinstance(view, UsageView):
+            view = self.read(response)
+        refused = view.refused(self.config.purposes)
+        return view, "; ".join(str(p) for p in refused)
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
+        _, reason = self._judge(response)
+        for each in result:
+            judged = self.item(each, response, reason) if reason else each
+            if judged is not None:
+                yield judged
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
+        _, reason = self._judge(response)
+        async for each in result:
+            judged = self.item(each, response, reason) if reason else each
+            if judged is not None:
+                yield judged
+
+    def item(self, item: Any, response: Response, reason: str) -> Any:
+        """Mark, drop or keep an item of a response whose preferences refuse a declared purpose."""
+        if isinstance(item, Request) or item is None:
+            return item
+        return self.items.apply(item, response, reason)

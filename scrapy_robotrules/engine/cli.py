@@ -1,0 +1,214 @@
+"""``robotrules``: check URLs against a robots.txt file from the shell, and see why.
+
+``check`` answers like a crawler would; ``compare`` shows what each
+precedence mode would decide, so a switch of mode can be judged before it
+is made. ``page`` shows the page-level rules of a saved response
+(:mod:`.pagecli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from .. import __version__
+from .agents import AGENT_MATCH_STYLES, TOKEN
+from .page.cli import add_page_command, run_page
+from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from .reading import DEFAULT_MAX_SIZE
+from .robotstxt import Decision, RobotsTxt
+from .urls import origin_of
+from .usage.preferences import PURPOSES, refuse_purposes, robots_statements, usage_view
+
+__all__ = ["main"]
+
+EXIT_ALLOWED = 0
+EXIT_DISALLOWED = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, never a usage dump or a traceback."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="robotrules",
+        description="Check URLs against a robots.txt file and say which rule decides.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "robots_file", metavar="ROBOTS_FILE", help="robots.txt to read; - for stdin"
+        )
+        sub.add_argument("urls", metavar="URL", nargs="+", help="absolute URLs or bare paths")
+        sub.add_argument(
+            "--agent",
+            default="*",
+            help="crawler name or full User-Agent; its product token is matched (default: *)",
+        )
+        sub.add_argument(
+            "--agent-match",
+            choices=AGENT_MATCH_STYLES,
+            default=TOKEN,
+            help="token: groups naming the exact product token (RFC 9309); substring: the"
+            " first group whose name is part of it (1994 spec) (default: token)",
+        )
+        sub.add_argument(
+            "--robots-url",
+            help="where the file was fetched from, to resolve absolute-URL rules and"
+            " relative sitemaps (default: /robots.txt of the first absolute URL's origin)",
+        )
+        sub.add_argument(
+            "--max-size",
+            type=int,
+            default=DEFAULT_MAX_SIZE,
+            help=f"bytes of the file to read (default: {DEFAULT_MAX_SIZE})",
+        )
+
+    check = commands.add_parser(
+        "check",
+        help="allowed or disallowed, with the deciding rule",
+        description="One line per URL: allowed or disallowed, the URL, and the deciding rule"
+        " with its line number (or why none). Exit status 0 when every URL is allowed,"
+        " 1 when any is disallowed, 2 on a usage error.",
+    )
+    common(check)
+    check.add_argument(
+        "--precedence",
+        choices=PRECEDENCE_MODES,
+        default=MOST_SPECIFIC,
+        help="which matching rule wins: most-specific (RFC 9309: longest pattern, Allow on a"
+        " tie), first-match (1994 spec: first in the file), allow-first (any Allow, then any"
+        " Disallow) (default: most-specific)",
+    )
+    check.add_argument(
+        "--purpose",
+        action="append",
+        choices=PURPOSES,
+        default=[],
+        help="what the content is for (repeatable): a URL whose robots.txt usage preferences"
+        " (Content-Usage, Content-Signal) refuse it is disallowed, as ROBOTRULES_PURPOSES does",
+    )
+    compare = commands.add_parser(
+        "compare",
+        help="the decision of every precedence mode, side by side",
+        description="The decision of each precedence mode side by side; URLs where the modes"
+        " disagree are marked with '!'. Exit status 0 when the modes agree on every URL,"
+        " 1 when they disagree on any, 2 on a usage error.",
+    )
+    common(compare)
+    add_page_command(commands)
+    return parser
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _robots_url(given: str | None, urls: Sequence[str]) -> str | None:
+    if given is not None:
+        return given
+    for url in urls:
+        try:
+            return origin_of(url) + "/robots.txt"
+        except ValueError:
+            continue
+    return None
+
+
+def _why(decision: Decision) -> str:
+    if decision.note and decision.rule is not None:
+        return decision.note  # refused by a usage preference, though a rule allows it
+    if decision.rule is not None:
+        return str(decision.rule)
+    return decision.reason.split(": ", 1)[1]
+
+
+def _short(decision: Decision) -> str:
+    verdict = "allowed" if decision.allowed else "disallowed"
+    if decision.rule is not None:
+        return f"{verdict} (line {decision.rule.line})"
+    return verdict
+
+
+def _write_usage(out: TextIO, robots: RobotsTxt, decision: Decision) -> None:
+    """The usage preferences beside a decision, one indented line each, when the file has any."""
+    if not robots.usage_lines:
+        return
+    if not decision.allowed:
+        decision = robots.explain(
+            decision.url, decision.agent, decision.precedence, decision.agent_match
+        )
+    statements, notes = robots_statements(robots, decision)
+    view = usage_view(decision.url, statements, notes=notes)
+    for line in view.explain():
+        if not line.endswith(": unknown"):
+            out.write(f"            usage: {line}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "page":
+        return run_page(args, parser, sys.stdout)
+    if args.max_size < 1:
+        parser.error("--max-size must be a positive number of bytes")
+    try:
+        content = _read(args.robots_file)
+    except OSError as exc:
+        parser.error(f"cannot read {args.robots_file}: {exc.strerror or exc}")
+    robots = RobotsTxt.parse(
+        content, _robots_url(args.robots_url, args.urls), max_size=args.max_size
+    )
+    out = sys.stdout
+    if args.command == "check":
+        status = EXIT_ALLOWED
+        width = max(len(url) for url in args.urls)
+        for url in args.urls:
+            decision = robots.explain(url, args.agent, args.precedence, args.agent_match)
+            if args.purpose and decision.allowed:
+                decision = refuse_purposes(robots, decision, args.purpose)
+            verdict = "allowed" if decision.allowed else "disallowed"
+            out.write(f"{verdict:<10}  {url:<{width}}  {_why(decision)}\n")
+            _write_usage(out, robots, decision)
+            if not decision.allowed:
+                status = EXIT_DISALLOWED
+        return status
+    status = EXIT_ALLOWED
+    width = max(len(url) for url in args.urls)
+    columns = [f"{mode:<22}" for mode in PRECEDENCE_MODES]
+    out.write(f"  {'URL':<{width}}  {''.join(columns).rstrip()}\n")
+    for url in args.urls:
+        decisions = [
+            robots.explain(url, args.agent, mode, args.agent_match) for mode in PRECEDENCE_MODES
+        ]
+        differ = len({d.allowed for d in decisions}) > 1
+        mark = "!" if differ else " "
+        cells = "".join(f"{_short(d):<22}" for d in decisions).rstrip()
+        out.write(f"{mark} {url:<{width}}  {cells}\n")
+        if differ:
+            status = EXIT_DISALLOWED
+    return status
+
+
+def run() -> NoReturn:
+    """Console-script entry point."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    sys.exit(code)

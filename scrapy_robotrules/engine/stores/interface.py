@@ -1,0 +1,168 @@
+"""Stores that outlive a process: what they keep, what they must do, and how one is named.
+
+A backend keeps *records*: the raw robots.txt bytes of an origin and how
+its fetch ended, never parsed objects (parsing is fast, and bytes mean the
+same to every agent and every version of this package). Besides records, a
+backend shared by several processes coordinates them:
+
+- a *lease* per origin, so that one process fetches a robots.txt while the
+  others wait for its record;
+- a *pace* per origin, the next time the fleet may send that origin a
+  request, so that Crawl-delay holds for all processes together.
+
+Backends raise :class:`StoreError` when they cannot answer; the caller
+(:class:`~scrapy_robotrules.engine.stores.cache.CachedStore`) falls back to memory.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+from ..fetch_policy import Outcome
+from ..robotstxt import Decision, RobotsTxt, is_robots_path
+from ..urls import request_path
+
+__all__ = ["KEEP_STALE", "Backend", "Entry", "Record", "RulesStore", "StoreError"]
+
+KEEP_STALE = 7 * 86_400.0
+"""Seconds a record is kept after it went stale: stale rules still decide while
+they are fetched again (SPEC 8), and a restarted crawl starts from them."""
+
+
+class StoreError(Exception):
+    """A backend could not answer (down, unreachable, locked, corrupt)."""
+
+
+class Record(NamedTuple):
+    """One origin's robots.txt as a backend keeps it.
+
+    ``body`` is the file that decides: the one just fetched, or for an
+    unreachable origin the last one fetched before (``None`` if none).
+    """
+
+    origin: str
+    outcome: Outcome
+    body: bytes | None
+    status: int | None
+    url: str | None
+    fetched_at: float
+    fresh_until: float
+
+
+class Backend(Protocol):
+    """What :class:`~scrapy_robotrules.engine.stores.cache.CachedStore` needs of a backend.
+
+    Every method may raise :class:`StoreError`.
+    """
+
+    name: str
+    """How the backend is named in log lines (no password)."""
+
+    def load(self, origin: str) -> Record | None: ...
+
+    def save(self, record: Record) -> None: ...
+
+    def delete(self, origin: str) -> None: ...
+
+    def lease(self, origin: str, owner: str, seconds: float) -> bool:
+        """Take (or renew) the lease on fetching ``origin``; ``False`` if another owner has it."""
+        ...
+
+    def release(self, origin: str, owner: str) -> None:
+        """Give the lease up, if ``owner`` still holds it."""
+        ...
+
+    def reserve(self, origin: str, interval: float) -> float:
+        """Book the origin's next turn, ``interval`` seconds after the last one booked.
+
+        Returns the seconds to wait before the booked turn, 0 if it is now.
+        """
+        ...
+
+    def eviction(self) -> str | None:
+        """Why records, leases and paces may vanish before they expire, as one phrase for a
+        log line (a Redis server that evicts keys under ``maxmemory``); ``None`` if they stay.
+        """
+        ...
+
+    def close(self) -> None: ...
+
+
+class Entry:
+    """What is known of one origin's robots.txt."""
+
+    __slots__ = ("fetched_at", "fresh_until", "origin", "outcome", "robots", "status", "url")
+
+    def __init__(
+        self,
+        origin: str,
+        outcome: Outcome,
+        robots: RobotsTxt | None,
+        *,
+        fetched_at: float,
+        fresh_until: float,
+        status: int | None = None,
+        url: str | None = None,
+    ) -> None:
+        if outcome is Outcome.RULES and robots is None:
+            raise ValueError("an entry with outcome 'rules' needs the parsed robots.txt")
+        self.origin = origin
+        self.outcome = outcome
+        self.robots = robots
+        self.fetched_at = fetched_at
+        self.fresh_until = fresh_until
+        self.status = status
+        self.url = url
+
+    def __repr__(self) -> str:
+        return f"<Entry {self.origin} {self.outcome} until {self.fresh_until:.0f}>"
+
+    def is_fresh(self, now: float) -> bool:
+        return now < self.fresh_until
+
+    @property
+    def weight(self) -> int:
+        """Estimated bytes held: the parsed file's weight, or a small record."""
+        return _ENTRY_WEIGHT + (self.robots.weight if self.robots is not None else 0)
+
+    def explain(self, url: str, agent: str, precedence: str, agent_match: str) -> Decision:
+        """The decision for ``url``; an unreachable origin keeps earlier rules if it has them."""
+        if self.robots is not None and self.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
+            return self.robots.explain(url, agent, precedence, agent_match)
+        if is_robots_path(request_path(url)):
+            return _EMPTY.explain(url, agent, precedence, agent_match)
+        allowed = self.outcome is Outcome.ALLOW_ALL
+        status = f"HTTP {self.status}" if self.status is not None else "no answer"
+        notes = {
+            Outcome.ALLOW_ALL: f"no robots.txt ({status}): everything allowed",
+            Outcome.DISALLOW_ALL: f"robots.txt refused ({status}): everything disallowed",
+            Outcome.UNREACHABLE: f"robots.txt unreachable ({status}): disallowed for now",
+        }
+        return Decision.without_rules(
+            url, agent, precedence, agent_match, allowed=allowed, note=notes[self.outcome]
+        )
+
+    def allowed(self, url: str, agent: str, precedence: str, agent_match: str) -> bool:
+        if self.robots is not None and self.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
+            return self.robots.allowed(url, agent, precedence, agent_match)
+        return self.outcome is Outcome.ALLOW_ALL or is_robots_path(request_path(url))
+
+
+_EMPTY = RobotsTxt.parse(b"")
+_ENTRY_WEIGHT = 256
+
+
+class RulesStore(Protocol):
+    """Entries by origin (``scheme://host[:port]``)."""
+
+    def get(self, origin: str) -> Entry | None: ...
+
+    def put(self, entry: Entry, body: bytes | None = None) -> None:
+        """Keep ``entry``; ``body``, the file it was parsed from, is for stores that persist."""
+        ...
+
+    def delete(self, origin: str) -> None: ...
+
+    def clear(self) -> None: ...
+
+    def __len__(self) -> int: ...

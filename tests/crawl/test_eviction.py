@@ -1,0 +1,118 @@
+"""A Redis store that evicts keys (``maxmemory-policy`` other than ``noeviction``): never silent.
+
+Fleet-wide Crawl-delay lives in pace keys; a server that may evict them
+forgets turns. The crawler says so at start-up (a WARNING and the stat
+``robotrules/store/may_evict``) and keeps the delay on its own download
+slots as well. Eviction under memory pressure is not waited for: the test
+server deletes the pace keys itself as each page request arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from helpers.crawling import RecordingSpider, async_test, run_spider
+from helpers.mockserver import MockServer, Reply
+from helpers.redisserver import RedisServer
+from helpers.variants import OURS, gaps, stat
+from scrapy import Request
+from scrapy.http import Response
+
+from scrapy_robotrules.engine.stores import open_backend
+
+CRAWL_TESTS = True
+
+PAGES = 5
+
+
+def _server(directory: Path, *arguments: str) -> Iterator[RedisServer]:
+    server = RedisServer(directory, arguments)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def evicting_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    yield from _server(tmp_path, "--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru")
+
+
+class ForgetfulServer(MockServer):
+    """Deletes every pace key of ``client``'s Redis as each page request arrives."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__()
+        self.client = client
+        self.deleted = 0
+
+    def render(self, request: Any) -> int:
+        if request.path != b"/robots.txt":
+            for key in self.client.scan_iter(match="robotrules:pace:*"):
+                self.deleted += self.client.delete(key)
+        return super().render(request)
+
+
+class ChainSpider(RecordingSpider):
+    """Requests /0, then /1 once /0 answered, and so on: each turn booked after the last visit."""
+
+    name = "chain"
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        self.crawled.append(response.url)
+        number = int(response.url.rsplit("/", 1)[1])
+        if number + 1 < PAGES:
+            yield self.request(response.urljoin(f"/{number + 1}"))
+
+
+@async_test
+async def test_an_evicting_redis_is_reported_and_crawl_delay_still_holds(
+    evicting_redis: RedisServer,
+) -> None:
+    client = redis.Redis.from_url(evicting_redis.url)
+    server = ForgetfulServer(client)
+    try:
+        server.set_robots("delayed.test", Reply(body=b"User-agent: *\nCrawl-delay: 1\n"))
+        settings = {**OURS, "ROBOTRULES_STORE": evicting_redis.url}
+        start = [server.url("delayed.test", "/0")]
+        result = await run_spider(ChainSpider, settings, start_urls=start)
+    finally:
+        await server.stop()
+    assert len(result.crawled) == PAGES
+    assert server.deleted >= PAGES - 1  # every turn booked so far was forgotten
+    pages = [r for r in server.requests_for("delayed.test") if r.path != "/robots.txt"]
+    assert min(gaps(pages)) >= 0.9, gaps(pages)
+    assert stat(result, "store/may_evict") == 1
+    [warning] = result.messages("fleet-wide Crawl-delay turns may be lost", logging.WARNING)
+    assert "maxmemory-policy is allkeys-lru: it evicts keys" in warning
+    assert "***" not in warning  # no password here, and nothing shown as one
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ((), None),  # redis-server's default: noeviction
+        (
+            ("--maxmemory-policy", "volatile-lru"),
+            "maxmemory-policy is volatile-lru: it evicts keys",
+        ),
+        (("--maxmemory-policy", "allkeys-random"), "maxmemory-policy is allkeys-random"),
+        (("--rename-command", "CONFIG", ""), "maxmemory-policy cannot be read (CONFIG GET: "),
+    ],
+)
+def test_the_policy_is_read_or_said_unreadable(
+    tmp_path: Path, arguments: tuple[str, ...], expected: str | None
+) -> None:
+    for server in _server(tmp_path, *arguments):
+        found = open_backend(server.url).eviction()
+        if expected is None:
+            assert found is None
+        else:
+            assert found is not None
+            assert found.startswith(expected), found
+            assert found.endswith(" keys")
+    assert open_backend(f"sqlite://{tmp_path}/robots.db").eviction() is None

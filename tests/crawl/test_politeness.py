@@ -1,0 +1,75 @@
+"""Crawl-delay under Scrapy's default random delay, and no ERROR lines for robots.txt retries."""
+
+from __future__ import annotations
+
+import logging
+from statistics import mean
+
+from helpers.crawling import RecordingSpider, async_test, run_spider
+from helpers.mockserver import MockServer, Reply
+from helpers.variants import OURS, gaps, stat
+
+CRAWL_TESTS = True
+
+
+@async_test
+async def test_crawl_delay_under_the_default_random_delay_keeps_gaps_near_the_delay(
+    mockserver: MockServer,
+) -> None:
+    # Scrapy's default RANDOMIZE_DOWNLOAD_DELAY varies each gap by +-50%:
+    # a floor that kept even the shortest gap at the delay made them
+    # average twice the delay. Every gap at least the delay, the mean
+    # within 1.25 times it.
+    delay = 0.6
+    mockserver.set_robots(
+        "slow.test", Reply(body=f"User-agent: *\nCrawl-delay: {delay}\n".encode())
+    )
+    urls = [mockserver.url("slow.test", f"/{n}") for n in range(7)]
+    result = await run_spider(RecordingSpider, OURS, start_urls=urls)
+    assert len(result.crawled) == 7
+    pages = [r for r in mockserver.requests_for("slow.test") if r.path != "/robots.txt"]
+    spacing = gaps(pages)
+    assert min(spacing) >= delay * 0.98  # the reactor's timer resolution
+    assert mean(spacing) <= delay * 1.25
+    assert stat(result, "crawl_delay/applied") >= 1
+
+
+@async_test
+async def test_robots_txt_retries_log_no_errors(mockserver: MockServer) -> None:
+    mockserver.set_robots("dead.test", Reply(503))
+    settings = {
+        **OURS,
+        "RETRY_ENABLED": True,
+        "RETRY_TIMES": 1,
+        "ROBOTRULES_RETRY_DELAY": 0.1,
+        "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.5,
+    }
+    result = await run_spider(
+        RecordingSpider, settings, start_urls=[mockserver.url("dead.test", "/a")]
+    )
+    # Scrapy's retries ran, in more than one round of this package's back-off...
+    assert len(mockserver.requests_for("dead.test", "/robots.txt")) >= 4
+    assert result.stats.get("retry/max_reached", 0) >= 2
+    # ...and no line says ERROR: the WARNING of this package says it.
+    assert result.messages(level=logging.ERROR) == []
+    assert "log_count/ERROR" not in result.stats
+    assert result.messages("robots.txt unreachable", level=logging.WARNING)
+    assert stat(result, "unreachable") == 1
+
+
+@async_test
+async def test_no_password_in_a_urls_userinfo_reaches_the_log(mockserver: MockServer) -> None:
+    mockserver.set_robots("site.test", Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    mockserver.set_robots("dead.test", Reply(500))
+    secret = "s3cret-pw"
+    urls = [
+        mockserver.url("site.test", "/private/x").replace("http://", f"http://me:{secret}@"),
+        mockserver.url("dead.test", "/y").replace("http://", f"http://me:{secret}@"),
+    ]
+    settings = {**OURS, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.3, "ROBOTRULES_RETRY_DELAY": 0.1}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    assert (stat(result, "forbidden"), stat(result, "unreachable")) == (1, 1)
+    ours = [r for r in result.records if r.name.startswith("scrapy_robotrules")]
+    assert any("Forbidden by robots.txt: <GET" in r.getMessage() for r in ours)
+    assert any("Dropped <GET" in r.getMessage() for r in ours)
+    assert not [r.getMessage() for r in ours if secret in r.getMessage()]

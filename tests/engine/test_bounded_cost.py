@@ -1,0 +1,213 @@
+"""A hostile robots.txt costs bounded work per check and bounded memory (issue 12, section 2).
+
+The work is counted, not timed: how many rules a check tries one by one.
+Many wildcard rules are found through an automaton over their literals, so a
+check tries the rules whose literal is in the path, not every rule; the
+decisions stay those of the reference oracle.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.differential import (
+    PATTERN_ALPHABET,
+    ROBOTS_URLS,
+    SCALE,
+    check_document,
+    rule_lines,
+    rule_values,
+    urls,
+    urls_near,
+)
+from helpers.reference import PRECEDENCES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_robotrules import MemoryStore, RobotRules, RobotsTxt
+from scrapy_robotrules.engine import precedence
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robotstxt import Group
+from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES, Entry
+
+RULES = 24_380
+
+
+def hostile_file(count: int = RULES, seed: int = 1) -> bytes:
+    """The issue's file: ``count`` rules ``Disallow: /*<8 random letters or digits>``."""
+    rnd = random.Random(seed)
+    alphabet = string.ascii_letters + string.digits
+    lines = ["User-agent: *"]
+    lines += ["Disallow: /*" + "".join(rnd.choices(alphabet, k=8)) for _ in range(count)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+class TriedRules:
+    """Counts the rules handed to the one-by-one scans during a check."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        for name in ("_scan", "_scan_checked"):
+            original = getattr(precedence, name, None)
+            if original is None:
+                continue
+            monkeypatch.setattr(precedence, name, self._counting(original))
+
+    def _counting(self, original: Any) -> Any:
+        def scan(rules: Iterable[Any], *args: Any) -> Any:
+            listed = list(rules)
+            self.count += len(listed)
+            return original(listed, *args)
+
+        return scan
+
+
+@pytest.mark.parametrize("mode", PRECEDENCES)
+@pytest.mark.parametrize("length", [1000, 2083, 100_000])
+def test_many_wildcard_rules_are_not_tried_one_by_one(
+    monkeypatch: pytest.MonkeyPatch, mode: str, length: int
+) -> None:
+    robots = RobotsTxt.parse(hostile_file(), "https://example.com/robots.txt")
+    robots.allowed("/", "bot", mode)  # reads the group
+    tried = TriedRules(monkeypatch)
+    rnd = random.Random(length)
+    path = "/" + "".join(rnd.choices(string.ascii_letters + string.digits, k=length - 1))
+    assert robots.allowed(path, "bot", mode)
+    # One rule in a thousand would still be work proportional to rules x path.
+    assert tried.count <= 10, tried.count
+
+
+@pytest.mark.parametrize("mode", PRECEDENCES)
+def test_a_literal_in_the_path_tries_its_rules_only(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    body = hostile_file(20_000) + b"Disallow: /shop/*keep\nAllow: /*keep-this*x$\n"
+    robots = RobotsTxt.parse(body, "https://example.com/robots.txt")
+    robots.allowed("/", "bot", mode)
+    tried = TriedRules(monkeypatch)
+    decision = robots.explain("/shop/a-keep-this-x", "bot", mode)
+    assert decision.rule is not None
+    expected = "allow" if mode != "first-match" else "disallow"
+    assert decision.rule.directive == expected, decision
+    assert tried.count <= 4, tried.count
+
+
+def test_nested_literals_fall_back_to_the_scan() -> None:
+    """``/*a``, ``/*aa``... against a run of ``a``: too many reports, scanned instead."""
+    lines = ["User-agent: *", *(f"Disallow: /*{'a' * k}b" for k in range(1, 80))]
+    lines.append("Allow: /*" + "a" * 60)
+    robots = RobotsTxt.parse("\n".join(lines) + "\n")
+    assert robots.allowed("/" + "a" * 20_000, "bot")
+    assert not robots.allowed("/" + "a" * 20_000 + "b", "bot")
+
+
+# Enough wildcard rules for the automaton, made of the differential tests' pieces.
+filler_rules = st.lists(
+    st.builds(
+        lambda directive, form, text: f"{directive}: {form.format(text)}",
+        st.sampled_from(["Allow", "Disallow"]),
+        st.sampled_from(["/*{}", "*{}$", "/a*{}", "/*{}*b", "/{}*", "/*{}$", "*{}*%2F"]),
+        st.text(alphabet=PATTERN_ALPHABET, min_size=1, max_size=4).map(
+            lambda t: t.replace("#", "").replace("$", "") or "b"
+        ),
+    ),
+    min_size=70,  # above precedence._AUTOMATON_MIN
+    max_size=90,
+)
+
+
+@settings(max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rules=st.lists(rule_lines, max_size=6),
+    fillers=filler_rules,
+    robots_url=st.sampled_from(ROBOTS_URLS),
+    targets=st.lists(urls(), max_size=3),
+    data=st.data(),
+)
+def test_many_wildcard_rules_agree_with_reference(
+    *,
+    rules: list[str],
+    fillers: list[str],
+    robots_url: str | None,
+    targets: list[str],
+    data: st.DataObject,
+) -> None:
+    lines = data.draw(st.permutations([*rules, *fillers]))
+    text = "\n".join(["User-agent: *", *lines, ""])
+    content = text.encode("utf-8", "surrogateescape")
+    values = rule_values(content)
+    targets = targets + data.draw(st.lists(urls_near(values), min_size=1, max_size=6))
+    check_document(RobotsTxt, content, robots_url, ["FooBot"], targets)
+
+
+# The rules cache is bounded in bytes as well as in origins.
+
+
+def hostile_entry(origin: str, clock: float = 0.0) -> Entry:
+    robots = RobotsTxt.parse(hostile_file(), f"{origin}/robots.txt")
+    return Entry(origin, Outcome.RULES, robots, fetched_at=clock, fresh_until=clock + 3600)
+
+
+def test_an_entry_weighs_its_file() -> None:
+    small = RobotsTxt.parse(b"User-agent: *\nDisallow: /private\n")
+    assert small.weight < 4096
+    heavy = hostile_entry("https://heavy.example")
+    assert heavy.robots is not None
+    assert heavy.weight > 15 * heavy.robots.size > 7_500_000
+
+
+def test_the_memory_store_evicts_by_weight() -> None:
+    evicted: list[str] = []
+    store = MemoryStore(capacity=None, on_evict=lambda e: evicted.append(e.origin))
+    assert store.max_bytes == DEFAULT_CACHE_BYTES
+    store = MemoryStore(None, lambda e: evicted.append(e.origin), max_bytes=25_000_000)
+    for i in range(3):
+        store.put(hostile_entry(f"https://heavy{i}.example"))
+    assert evicted == ["https://heavy0.example"]
+    assert len(store) == 2
+    assert store.weight <= 25_000_000
+    store.get("https://heavy1.example")  # used: heavy2 is now the oldest
+    store.put(hostile_entry("https://heavy3.example"))
+    assert evicted == ["https://heavy0.example", "https://heavy2.example"]
+    store.delete("https://heavy1.example")
+    store.delete("https://heavy3.example")
+    assert store.weight == 0
+
+
+def test_one_entry_heavier_than_the_budget_is_still_kept() -> None:
+    store = MemoryStore(max_bytes=1000)
+    store.put(hostile_entry("https://heavy.example"))
+    assert store.get("https://heavy.example") is not None
+
+
+def test_the_database_counts_evictions_by_weight(tmp_path: Path) -> None:
+    body = hostile_file()
+    for store in (None, f"sqlite:///{tmp_path}/robots.db"):
+        rules = RobotRules("bot", store=store, cache_bytes=25_000_000)
+        for i in range(4):
+            rules.parse(f"https://heavy{i}.example/robots.txt", body)
+        assert (len(rules), rules.evicted) == (2, 2), store
+        assert rules.allowed("https://heavy3.example/x") is True
+
+
+def test_explaining_again_reads_no_rule_text_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index keeps line numbers; a crawler explains every request, so a rule read is kept."""
+    robots = RobotsTxt.parse(hostile_file(2_000) + b"Disallow: /private\n")
+    reads: list[int] = []
+    original = Group.member
+
+    def member(self: Group, line: int, *, keep: bool = False) -> tuple[str, str]:
+        reads.append(line)
+        return original(self, line, keep=keep)
+
+    monkeypatch.setattr(Group, "member", member)
+    for _ in range(100):
+        decision = robots.explain("/private/page", "bot")
+        assert decision.rule is not None
+        assert (decision.rule.pattern, decision.rule.line) == ("/private", 2_002)
+    assert reads == [2_002]

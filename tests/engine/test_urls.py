@@ -1,0 +1,125 @@
+"""Percent-normalisation of long input: the same result as the run-by-run way, without its cost.
+
+Paths of 512 octets and more take ``urls._normalize_long``: each octet is
+handled by ``bytes.translate`` tables and big-integer bit operations, never
+by a Python call per octet or per run. These tests compare it with the
+run-by-run normaliser (``_OCTET_WORK`` with its callbacks, the way short
+input goes), and count the Python calls it makes.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import FrameType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scrapy_robotrules.engine.urls import (
+    _OCTET_WORK,
+    _normalize_long,
+    _octets,
+    _origin_by_urlsplit,
+    _to_octets,
+    normalize,
+    origin_of,
+)
+
+PIECES = [
+    "a",
+    "/",
+    "%",
+    "%4",
+    "%41",
+    "%2f",
+    "%2F",
+    "%7e",
+    "%7E",
+    "é",
+    "\x00",
+    " ",
+    "*",
+    "$",
+    "~",
+    "%%",
+    "%g1",
+    "\udcff",
+    "😀",
+    "?",
+    ":",
+    "#",
+    "%E9",
+    "%25",
+    "F",
+    "f",
+    "%c3%a9",
+]
+
+
+def by_runs(text: str) -> str:
+    return _OCTET_WORK.sub(_octets, _to_octets(text)).decode("ascii")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=400), st.integers(0, 3))
+def test_long_input_normalises_as_short_input_does(pieces: list[str], repeat: int) -> None:
+    text = "".join(pieces) * (1 + repeat * 20)
+    assert _normalize_long(_to_octets(text)) == by_runs(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=3000))
+def test_long_input_of_any_text(text: str) -> None:
+    assert _normalize_long(_to_octets(text)) == by_runs(text)
+
+
+ADVERSARIAL = {
+    "stray % and spaces": "/" + "% " * 50_000,
+    "kept and encoded alternating": "/" + "a " * 50_000,
+    "escapes and kept alternating": "/" + "a%2F" * 25_000,
+    "two kinds of escapes alternating": "/" + "%41%2F" * 16_666,
+    "non-ASCII and ASCII alternating": "/" + "aé" * 33_333,
+    "few escapes among encoded runs": "/" + "a " * 50_000 + "%41" * 10,
+}
+
+
+@pytest.mark.parametrize("path", ADVERSARIAL.values(), ids=list(ADVERSARIAL))
+def test_no_python_call_per_octet_or_run(path: str) -> None:
+    calls = 0
+
+    def count(frame: FrameType, event: str, arg: Any) -> None:
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        normal = normalize(path)
+    finally:
+        sys.setprofile(None)
+    assert normal == by_runs(path)
+    # The run-by-run way makes one call per run here: tens of thousands.
+    assert calls < 200, calls
+
+
+URLS = st.builds(
+    "{}://{}{}{}".format,
+    st.sampled_from(["http", "https", "HTTP", "ftp"]),
+    st.from_regex(r"[a-zA-Z0-9.\-]{1,12}|\[::1\]|u@h", fullmatch=True),
+    st.one_of(st.just(""), st.from_regex(r":[0-9]{0,7}", fullmatch=True)),
+    st.sampled_from(["", "/", "/a?b", "?q", "#f", "\\x", ";p"]),
+)
+
+
+@settings(max_examples=1000)
+@given(URLS)
+def test_the_quick_origin_is_the_urlsplit_one(url: str) -> None:
+    def outcome(function: Any) -> str:
+        try:
+            return str(function(url))
+        except ValueError:
+            return "ValueError"
+
+    assert outcome(origin_of) == outcome(_origin_by_urlsplit)

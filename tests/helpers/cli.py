@@ -1,0 +1,17 @@
+"""Running the robotrules command line in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from scrapy_robotrules.engine.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``robotrules argv``."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err

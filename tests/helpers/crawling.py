@@ -1,0 +1,288 @@
+"""Run real Scrapy crawls, in the test's own reactor, and collect what happened.
+
+The tests run under pytest-twisted, which installs the reactor chosen with
+``pytest --reactor=asyncio`` or ``--reactor=default`` for the whole session
+and runs it. A crawl here is a ``CrawlerRunner`` crawl in that reactor, with
+every host name resolved to the ``MockServer`` (see ``LoopbackResolver``).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from importlib import import_module
+from typing import Any, Generic, ParamSpec, TypeVar, cast
+
+import pytest
+import pytest_twisted  # type: ignore[import-untyped]
+import scrapy.exceptions
+from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler, CrawlerRunner
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response, TextResponse
+from scrapy.utils.reactor import is_asyncio_reactor_installed
+from twisted.internet.defer import Deferred, race
+from twisted.internet.interfaces import IReactorTime
+from twisted.python.failure import Failure
+from twisted.web.client import Agent, readBody
+
+from helpers.mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
+
+P = ParamSpec("P")
+
+BASE_SETTINGS: dict[str, Any] = {
+    "TELNETCONSOLE_ENABLED": False,
+    "REMOTE_CONTROL_ENABLED": False,
+    # An http_proxy in the environment must not capture the test traffic.
+    "HTTPPROXY_ENABLED": False,
+}
+"""Settings under every test crawl; a test's own settings override them."""
+
+SCRAPY_VERSION = tuple(int(part) for part in scrapy.__version__.split(".")[:2])
+"""The installed Scrapy's (major, minor): some tests check what only some versions have."""
+
+_TWISTED_ERRORS = {
+    "CannotResolveHostError": "twisted.internet.error.DNSLookupError",
+    "DownloadTimeoutError": "twisted.internet.error.TimeoutError",
+    "ResponseDataLossError": "twisted.web._newclient.ResponseFailed",
+    "DownloadFailedError": "twisted.web._newclient.ResponseNeverReceived",
+}
+"""Scrapy 2.14+'s download errors, by the Twisted error Scrapy 2.13 raised instead."""
+
+
+def download_error(name: str) -> type[Exception]:
+    """The class the installed Scrapy raises for the download error ``name`` (2.14+'s name)."""
+    found = getattr(scrapy.exceptions, name, None)
+    if found is None:  # Scrapy 2.13
+        module, _, attribute = _TWISTED_ERRORS[name].rpartition(".")
+        found = getattr(import_module(module), attribute)
+    return cast("type[Exception]", found)
+
+
+def error_path(name: str) -> str:
+    """``download_error(name)`` as Scrapy's ``exception_type_count`` stats name it."""
+    error = download_error(name)
+    return f"{error.__module__}.{error.__qualname__}"
+
+
+CRAWL_TIMEOUT = 60.0
+"""Seconds after which ``run_spider`` fails the test instead of hanging the suite."""
+
+
+def reactor_settings() -> dict[str, Any]:
+    """Settings that match the installed reactor (Scrapy refuses a mismatch)."""
+    return {} if is_asyncio_reactor_installed() else {"TWISTED_REACTOR": None}
+
+
+def async_test(
+    test: Callable[P, Coroutine[Any, Any, None]],
+) -> Callable[P, Deferred[None]]:
+    """Mark an ``async def`` test to run in the reactor, under either reactor."""
+    return cast("Callable[P, Deferred[None]]", pytest_twisted.ensureDeferred(test))
+
+
+@pytest.fixture(name="mockserver")
+def mockserver_fixture() -> Iterator[MockServer]:
+    """A fresh ``MockServer`` per test; import this into a test module or conftest."""
+    server = MockServer()
+    yield server
+    pytest_twisted.blockon(server.stop())
+
+
+class RecordingSpider(Spider):
+    """Requests ``start_urls`` and records the outcome of every request.
+
+    ``crawled``: response URLs that reached the callback. ``failures``: the
+    requested URL and exception of each request that failed, including
+    ``IgnoreRequest`` (Scrapy drops those silently without an errback).
+    ``dropped``: URLs the scheduler refused. With ``follow``, the links of
+    every page are followed too.
+    """
+
+    name = "recording"
+
+    def __init__(self, start_urls: Sequence[str] = (), follow: bool = False, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.start_urls = list(start_urls)
+        self.follow = follow
+        self.crawled: list[str] = []
+        self.failures: list[tuple[str, BaseException]] = []
+        self.dropped: list[str] = []
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> RecordingSpider:
+        # ``crawlers=[]`` hands the crawler to the test (to watch its stats, or stop it).
+        crawlers = kwargs.pop("crawlers", None)
+        if crawlers is not None:
+            crawlers.append(crawler)
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.on_dropped, signal=signals.request_dropped)
+        return spider
+
+    def request(self, url: str) -> Request:
+        """A request whose outcome, good or bad, is recorded."""
+        return Request(url, callback=self.parse, errback=partial(self.on_failure, url))
+
+    async def start(self) -> AsyncIterator[Request]:
+        for url in self.start_urls:
+            yield self.request(url)
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        self.crawled.append(response.url)
+        if self.follow and isinstance(response, TextResponse):
+            for href in response.css("a::attr(href)").getall():
+                yield self.request(response.urljoin(href))
+
+    def on_failure(self, url: str, failure: Failure) -> None:
+        self.failures.append((url, cast("BaseException", failure.value)))
+
+    def on_dropped(self, request: Request) -> None:
+        self.dropped.append(request.url)
+
+
+SpiderT = TypeVar("SpiderT", bound=RecordingSpider)
+
+
+@dataclass
+class CrawlResult(Generic[SpiderT]):
+    """Everything a test may want to assert on after a crawl."""
+
+    spider: SpiderT
+    crawler: Crawler
+    stats: dict[str, Any]
+    records: list[logging.LogRecord] = field(repr=False)
+
+    @property
+    def crawled(self) -> list[str]:
+        return self.spider.crawled
+
+    @property
+    def failures(self) -> list[tuple[str, BaseException]]:
+        return self.spider.failures
+
+    @property
+    def ignored(self) -> list[str]:
+        """URLs dropped with ``IgnoreRequest`` (robots.txt middlewares raise it)."""
+        return [url for url, exc in self.failures if isinstance(exc, IgnoreRequest)]
+
+    @property
+    def dropped(self) -> list[str]:
+        return self.spider.dropped
+
+    def messages(self, text: str = "", level: int = logging.NOTSET) -> list[str]:
+        """Logged messages that contain ``text``, at ``level`` or above."""
+        found = (r.getMessage() for r in self.records if r.levelno >= level)
+        return [message for message in found if text in message]
+
+
+class _RecordsHandler(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+async def run_spider(
+    spider_cls: type[SpiderT],
+    settings: Mapping[str, Any] | None = None,
+    *,
+    crawl_timeout: float = CRAWL_TIMEOUT,
+    **spider_kwargs: Any,
+) -> CrawlResult[SpiderT]:
+    """Crawl with ``spider_cls`` in the running reactor until the spider closes.
+
+    Every log record at DEBUG and above, from any logger, is kept for the
+    duration of the crawl. A crawl still running after ``crawl_timeout``
+    seconds is cancelled and fails the test: ``CLOSESPIDER_TIMEOUT`` would
+    not do, since closing waits for requests in progress (a held request,
+    a hung download).
+    """
+    install_loopback_dns()
+    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **(settings or {})})
+    crawler = runner.create_crawler(spider_cls)
+    handler = _RecordsHandler()
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    reactor = get_reactor()
+    alarm: Deferred[None] = Deferred(lambda _: timer.cancel())
+    timer = reactor.callLater(crawl_timeout, alarm.callback, None)
+    try:
+        winner, _ = await race([runner.crawl(crawler, **spider_kwargs), alarm])
+        if winner == 1:
+            raise AssertionError(f"the crawl was still running after {crawl_timeout} s")
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    spider = cast("SpiderT", crawler.spider)
+    return CrawlResult(spider, crawler, crawler.stats.get_stats(), handler.records)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A plain HTTP response; ``headers`` maps lower-case names to their last value."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+async def fetch(url: str) -> Fetched:
+    """One plain HTTP GET, without Scrapy, to see exactly what the server sends."""
+    install_loopback_dns()
+    agent = Agent(get_reactor())  # type: ignore[no-untyped-call]
+    response = await agent.request(b"GET", url.encode())
+    with warnings.catch_warnings():
+        # Twisted's readBody warns about the transport of Twisted's own Agent.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        reading = readBody(response)
+    body = await reading
+    headers = {
+        name.decode().lower(): values[-1].decode()
+        for name, values in response.headers.getAllRawHeaders()
+    }
+    return Fetched(response.code, headers, body)
+
+
+def when(condition: Callable[[], bool], then: Callable[[], object]) -> list[bool]:
+    """Call ``then`` once ``condition()`` holds, looked at every 10 ms; the flag says it did.
+
+    For ordering a test's events by the crawl's state (a count of parked
+    requests, say) rather than by how fast the machine is.
+    """
+    from twisted.internet.task import LoopingCall
+
+    fired = [False]
+
+    def look() -> None:
+        if condition():
+            fired[0] = True
+            loop.stop()
+            then()
+
+    loop = LoopingCall(look)
+    loop.clock = cast("IReactorTime", get_reactor())
+    loop.start(0.01, now=True)
+    return fired
+
+
+def release_when(
+    mockserver: MockServer, host: str, count: int, then: Callable[[], object]
+) -> list[bool]:
+    """Call ``then`` once ``host`` has received ``count`` page requests; the flag says it did."""
+    fired = [False]
+
+    def listen(record: RequestRecord) -> None:
+        pages = [r for r in mockserver.requests_for(host) if r.path != "/robots.txt"]
+        if record.host == host and len(pages) == count and not fired[0]:
+            fired[0] = True
+            get_reactor().callLater(0, then)
+
+    mockserver.listeners.append(listen)
+    return fired
