@@ -2,12 +2,14 @@
 
 Ours (``scrapy_robotrules.RobotsTxt``) parses bytes; Protego and
 ``urllib.robotparser`` parse text decoded the way Scrapy decodes it for
-Protego, and that decoding is part of their parsing. Also here: parsing a
-corpus with one tool, and the figures kept per tool.
+Protego, and that decoding is part of their parsing. Also here: parsing and
+checking a corpus with each tool in turn, and the figures kept per tool.
 """
 
 from __future__ import annotations
 
+import functools
+import gc
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 from urllib.robotparser import RobotFileParser
 
-from _common import REPO_ROOT, distribution_version, use_checkout
+from _common import REPO_ROOT, Corpus, distribution_version, progress, timed, use_checkout
 
 P = TypeVar("P")
 
@@ -227,3 +229,33 @@ class ToolStats:
             "memory_peak_during_parse_bytes": self.memory_peak_parse,
             "memory_error": self.memory_error,
         }
+
+
+def time_tools(tools: Sequence[Tool[Any]], corpus: Corpus, repeat: int) -> dict[str, ToolStats]:
+    """Time parsing and checking, best of ``repeat``, the tools taking turns in each run."""
+    inputs = [(f.body, f.robots_url) for f in corpus.files]
+    stats = {tool.key: ToolStats(tool.key, tool.label) for tool in tools}
+    for run in range(1, repeat + 1):
+        for tool in tools:
+            st = stats[tool.key]
+            progress(f"[run {run}/{repeat}] {tool.label}: parse + checks")
+            seconds, outcome = timed(functools.partial(parse_all, tool, inputs))
+            st.parse_runs.append(seconds)
+            pairs = pairs_for(outcome.parsed, corpus.urls)
+            fresh_s, (allowed, raised) = timed(functools.partial(tool.check_all, pairs, AGENTS))
+            warm_s, warm_result = timed(functools.partial(tool.check_all, pairs, AGENTS))
+            st.checks_fresh_runs.append(fresh_s)
+            st.checks_warm_runs.append(warm_s)
+            if run == 1:
+                st.parse_raised = outcome.raised
+                st.parse_errors = [f"{corpus.files[i].name}: {msg}" for i, msg in outcome.errors]
+                st.checks_made = len(pairs) * len(AGENTS)
+                st.checks_allowed = allowed
+                st.checks_raised = raised
+            elif (allowed, raised) != (st.checks_allowed, st.checks_raised):
+                st.checks_unstable = True
+            if warm_result != (allowed, raised):
+                st.checks_unstable = True
+            del outcome, pairs
+            gc.collect()
+    return stats

@@ -11,6 +11,53 @@ from _common import Row, fmt_ratio, fmt_seconds, ratio, render_table
 FLEET_VARIANTS = ("memory", "redis")
 
 
+def summarise_round(
+    variant: str,
+    sites: int,
+    pages: int,
+    workers: int,
+    *,
+    answers: list[dict[str, Any]],
+    served: dict[str, Any],
+    span: float,
+) -> dict[str, Any]:
+    """One round's figures from the crawlers' answers and what the server served."""
+
+    def total(key: str) -> int:
+        return sum(int(a["stats"].get(key, 0)) for a in answers)
+
+    opened = min(a["opened"] for a in answers)
+    closed = max(a["closed"] for a in answers)
+    wall = closed - opened
+    crawled = sum(int(a["pages"]) for a in answers)
+    return {
+        "variant": variant,
+        "store": "redis" if variant == "redis" else "memory",
+        "sites": sites,
+        "pages_per_site": pages,
+        "workers": workers,
+        "robots_served": served["robots_requests"],
+        "origins_fetched": served["origins_fetched"],
+        "most_fetches_per_origin": served["most_fetches_per_origin"],
+        "pages_served": served["page_requests"],
+        "request_count": total("robotrules/request_count"),
+        "store_hits": total("robotrules/store/hits"),
+        "store_misses": total("robotrules/store/misses"),
+        "store_errors": total("robotrules/store/errors"),
+        "fleet_waited": total("robotrules/fleet/waited"),
+        "fleet_paced": total("robotrules/fleet/paced"),
+        "download_errors": total("downloader/exception_count"),
+        "pages": crawled,
+        "expected_pages": sites * pages,
+        "wall": wall,
+        "span": span,
+        "pages_per_second": crawled / wall if wall > 0 else 0.0,
+        "capped": any(a["capped"] for a in answers),
+        "max_rss": max(int(a["max_rss"]) for a in answers),
+        "crawlers": answers,
+    }
+
+
 def median_round(rounds: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """The round with the median pages per second (the upper one of an even count)."""
     if not rounds:

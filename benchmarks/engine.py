@@ -47,8 +47,6 @@ the memory and pathological measures, each in a fresh process, in
 from __future__ import annotations
 
 import argparse
-import functools
-import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -68,7 +66,6 @@ from _common import (
     progress,
     ratio,
     render_table,
-    timed,
 )
 from _engine_tools import (
     AGENTS,
@@ -77,8 +74,7 @@ from _engine_tools import (
     ToolStats,
     describe_ours,
     load_tool,
-    pairs_for,
-    parse_all,
+    time_tools,
 )
 from _engine_workers import (
     DEFAULT_BUDGET,
@@ -103,36 +99,6 @@ TARGETS = {
 }
 QUICK_FILES = 300
 QUICK_BUDGET = 5.0
-
-
-def time_tools(tools: Sequence[Tool[Any]], corpus: Corpus, repeat: int) -> dict[str, ToolStats]:
-    """Time parsing and checking, best of ``repeat``, the tools taking turns in each run."""
-    inputs = [(f.body, f.robots_url) for f in corpus.files]
-    stats = {tool.key: ToolStats(tool.key, tool.label) for tool in tools}
-    for run in range(1, repeat + 1):
-        for tool in tools:
-            st = stats[tool.key]
-            progress(f"[run {run}/{repeat}] {tool.label}: parse + checks")
-            seconds, outcome = timed(functools.partial(parse_all, tool, inputs))
-            st.parse_runs.append(seconds)
-            pairs = pairs_for(outcome.parsed, corpus.urls)
-            fresh_s, (allowed, raised) = timed(functools.partial(tool.check_all, pairs, AGENTS))
-            warm_s, warm_result = timed(functools.partial(tool.check_all, pairs, AGENTS))
-            st.checks_fresh_runs.append(fresh_s)
-            st.checks_warm_runs.append(warm_s)
-            if run == 1:
-                st.parse_raised = outcome.raised
-                st.parse_errors = [f"{corpus.files[i].name}: {msg}" for i, msg in outcome.errors]
-                st.checks_made = len(pairs) * len(AGENTS)
-                st.checks_allowed = allowed
-                st.checks_raised = raised
-            elif (allowed, raised) != (st.checks_allowed, st.checks_raised):
-                st.checks_unstable = True
-            if warm_result != (allowed, raised):
-                st.checks_unstable = True
-            del outcome, pairs
-            gc.collect()
-    return stats
 
 
 # --------------------------------------------------------------------------

@@ -62,7 +62,7 @@ from _common import (
     use_checkout,
 )
 from _crawler import Crawl, max_rss_bytes, variant_settings
-from _fleet_report import FLEET_VARIANTS, fleet_targets, render_fleet
+from _fleet_report import FLEET_VARIANTS, fleet_targets, render_fleet, summarise_round
 from sites import ServerError, SitePlan, host_name, log_tail, sites_process
 
 use_checkout()
@@ -285,39 +285,9 @@ def run_fleet_round(
         ended = time.time()
         served = server.finish()
 
-    def total(key: str) -> int:
-        return sum(int(a["stats"].get(key, 0)) for a in answers)
-
-    opened = min(a["opened"] for a in answers)
-    closed = max(a["closed"] for a in answers)
-    wall = closed - opened
-    crawled = sum(int(a["pages"]) for a in answers)
-    return {
-        "variant": variant,
-        "store": "redis" if variant == "redis" else "memory",
-        "sites": sites,
-        "pages_per_site": pages,
-        "workers": workers,
-        "robots_served": served["robots_requests"],
-        "origins_fetched": served["origins_fetched"],
-        "most_fetches_per_origin": served["most_fetches_per_origin"],
-        "pages_served": served["page_requests"],
-        "request_count": total("robotrules/request_count"),
-        "store_hits": total("robotrules/store/hits"),
-        "store_misses": total("robotrules/store/misses"),
-        "store_errors": total("robotrules/store/errors"),
-        "fleet_waited": total("robotrules/fleet/waited"),
-        "fleet_paced": total("robotrules/fleet/paced"),
-        "download_errors": total("downloader/exception_count"),
-        "pages": crawled,
-        "expected_pages": sites * pages,
-        "wall": wall,
-        "span": ended - go,
-        "pages_per_second": crawled / wall if wall > 0 else 0.0,
-        "capped": any(a["capped"] for a in answers),
-        "max_rss": max(int(a["max_rss"]) for a in answers),
-        "crawlers": answers,
-    }
+    return summarise_round(
+        variant, sites, pages, workers, answers=answers, served=served, span=ended - go
+    )
 
 
 def run_rounds(
