@@ -103,6 +103,10 @@ def _invalid(pattern: object, field: str | None, expected: str, value: object) -
     )
 
 
+def _error(pattern: str, field: str, text: str) -> PolicyError:
+    return PolicyError(f"{_where(pattern, field)} {text}", pattern=pattern, field=field)
+
+
 def _one_of(choices: tuple[str, ...]) -> str:
     listed = [repr(c) for c in choices]
     return "one of " + ", ".join(listed[:-1]) + " or " + listed[-1]
@@ -132,6 +136,14 @@ class Policy:
     def robots_sha256(self) -> str | None:
         """SHA-256 of the operator's robots.txt, as the audit trail names a file."""
         return None if self.robots_txt is None else hashlib.sha256(self.robots_txt).hexdigest()
+
+    def choose(self, agent: str, precedence: str, agent_match: str) -> tuple[str, str, str]:
+        """The agent, precedence and agent_match for its hosts, given the project's."""
+        return (
+            self.user_agent or agent,
+            self.precedence or precedence,
+            self.agent_match or agent_match,
+        )
 
     def robots_for(self, origin: str) -> RobotsTxt:
         """The operator's robots.txt as the file of ``origin`` (``ValueError`` without one)."""
@@ -299,18 +311,15 @@ def _robots_txt(pattern: str, value: object) -> bytes:
     if not isinstance(value, bytes):
         raise _invalid(pattern, "robots_txt", "the text of a robots.txt (str or bytes)", value)
     if len(value) > DEFAULT_MAX_SIZE:
-        raise PolicyError(
-            f"{_where(pattern, 'robots_txt')} is {len(value)} bytes; at most"
-            f" {DEFAULT_MAX_SIZE} are read",
-            pattern=pattern,
-            field="robots_txt",
+        raise _error(
+            pattern, "robots_txt", f"is {len(value)} bytes; at most {DEFAULT_MAX_SIZE} are read"
         )
     if not RobotsTxt.parse(value).groups:
-        raise PolicyError(
-            f"{_where(pattern, 'robots_txt')} has no User-agent group: give the text of a"
-            " robots.txt (not a file name); to crawl without rules, use 'robots': 'ignore'",
-            pattern=pattern,
-            field="robots_txt",
+        raise _error(
+            pattern,
+            "robots_txt",
+            "has no User-agent group: give the text of a robots.txt (not a file name);"
+            " to crawl without rules, use 'robots': 'ignore'",
         )
     return value
 
@@ -339,19 +348,11 @@ def _policy(pattern: str, value: object) -> Policy:
     if found.get("ignore"):
         extra = sorted(set(given) - _WITH_IGNORE)
         if extra:
-            raise PolicyError(
-                f"{_where(pattern, extra[0])} has no effect with 'robots': 'ignore'",
-                pattern=pattern,
-                field=extra[0],
-            )
+            raise _error(pattern, extra[0], "has no effect with 'robots': 'ignore'")
     if "robots_txt" in given:
         found["robots_txt"] = _robots_txt(pattern, given["robots_txt"])
         if "unauthorized" in given:
-            raise PolicyError(
-                f"{_where(pattern, 'unauthorized')} has no effect with 'robots_txt' (no fetch)",
-                pattern=pattern,
-                field="unauthorized",
-            )
+            raise _error(pattern, "unauthorized", "has no effect with 'robots_txt' (no fetch)")
     if "user_agent" in given:
         agent = given["user_agent"]
         if not isinstance(agent, str) or not product_token(agent) or len(agent) > MAX_AGENT:

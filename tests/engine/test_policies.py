@@ -47,6 +47,12 @@ def test_every_kind_of_policy_is_read() -> None:
     assert table.for_host("www.example.com") == Policy("www.example.com")
     assert table.for_host("example.com") is None
     assert len(table) == 7
+    assert shop.choose("mybot", "most-specific", "token") == (
+        "PartnerBot/2.0",
+        "most-specific",
+        "token",
+    )
+    assert docs.choose("mybot", "most-specific", "token") == ("mybot", "first-match", "substring")
 
 
 def test_the_operators_robots_txt_decides_for_each_origin() -> None:
