@@ -26,18 +26,16 @@ from .directives import (
     parse_request_rate,
     parse_window,
 )
+from .index import RuleIndex, StarRules, WildRule
 from .patterns import Pattern, compile_matcher, resolve_value
 from .precedence import (
     MOST_SPECIFIC,
     NO_RULE,
     PlainRules,
     Rule,
-    RuleIndex,
-    StarRules,
-    WildRule,
-    check_precedence,
     code_line,
     rule_code,
+    strategy_for,
 )
 from .reading import (
     DEFAULT_MAX_SIZE,
@@ -412,7 +410,7 @@ class RobotsTxt:
         if len(_KEYS) >= _MAX_VIEWS:
             _KEYS.clear()
         key = _KEYS.setdefault(key, key)
-        check_precedence(precedence)
+        strategy = strategy_for(precedence)
         chosen = self._selected(agent, agent_match)
         # Agents that select the same groups share one index.
         index = next((i for i in self._views.values() if i.key == (chosen, precedence)), None)
@@ -425,7 +423,7 @@ class RobotsTxt:
                 [r.disallow for r in read],
                 wild,
                 [r.stars for r in read],
-                precedence,
+                strategy,
                 pattern_at=functools.partial(self._pattern_at, groups),
                 key=(chosen, precedence),
             )
