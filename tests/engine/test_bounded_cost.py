@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from scrapy_robotrules import MemoryStore, RobotRules, RobotsTxt
 from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.index import literals
+from scrapy_robotrules.engine.index import literals, wildcards
 from scrapy_robotrules.engine.robotstxt import Group
 from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES, Entry
 
@@ -54,7 +54,7 @@ class TriedRules:
         self.count = 0
         # The automaton's one-by-one scan (of the rules its needles found, or
         # of every rule when it gives up); a missing name fails, never skips.
-        monkeypatch.setattr(literals, "scan_checked", self._counting(literals.scan_checked))
+        monkeypatch.setattr(literals, "scan_checked", self._counting(wildcards.scan_checked))
 
     def _counting(self, original: Any) -> Any:
         def scan(rules: Iterable[Any], *args: Any) -> Any:
