@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..patterns import Pattern, compile_matcher
 from ..urls import request_path
-from .preferences import HEADER, META, TDM, TDM_RESERVATION, TDMREP_FILE, Statement
+from .vocabulary import HEADER, META, TDM, TDM_RESERVATION, TDMREP_FILE, Statement
 
 __all__ = ["MAX_FILE_BYTES", "MAX_RULES", "TDMREP_PATH", "TdmRep", "TdmRule", "tdm_statement"]
 
