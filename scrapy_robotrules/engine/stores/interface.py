@@ -1,4 +1,4 @@
-"""Stores that outlive a process: what they keep, what they must do, and how one is named.
+"""What a store keeps and must do (SPEC 8): entries, records, backends, and one entry's answer.
 
 A backend keeps *records*: the raw robots.txt bytes of an origin and how
 its fetch ended, never parsed objects (parsing is fast, and bytes mean the
