@@ -94,10 +94,6 @@ class RuleIndex:
         if wild or any(group.lines for group in stars):
             self._wild = Bucketed(strategy, wild, stars)
 
-    @property
-    def strategy(self) -> PrecedenceStrategy:
-        return self._strategy
-
     def decide(self, path: str) -> int:
         """The deciding rule's code for the normalised ``path``, or ``NO_RULE``."""
         best_rank = NO_RANK
