@@ -1,8 +1,8 @@
-"""``robotrules``: check URLs against a robots.txt file from the shell, and see why.
+"""``robotrules``: check URLs against a robots.txt file from the shell, and see why (SPEC 7).
 
 ``check`` answers like a crawler would; ``compare`` shows what each
-precedence mode would decide, so a switch of mode can be judged before it
-is made. ``page`` shows the page-level rules of a saved response
+precedence mode (SPEC 5) would decide, so a switch of mode can be judged
+before it is made. ``page`` shows the page-level rules of a saved response
 (:mod:`.page.cli`); ``audit`` and ``compare --builtin`` are the operator's
 (:mod:`.operator_cli`).
 """

@@ -1,4 +1,4 @@
-"""``robotrules audit`` and ``compare --builtin``: the operator's commands (issue 16).
+"""``robotrules audit`` and ``compare --builtin``: the operator's commands (issue 16; SPEC 5, 7).
 
 ``audit`` reads an audit trail (:mod:`.audit`) and says, per origin, how
 many requests were forbidden and by which rules, which origins' robots.txt

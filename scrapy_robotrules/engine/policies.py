@@ -153,15 +153,11 @@ class Policy:
 
     def describe(self) -> str:
         """``policy for *.example.com: ignore``: one line for explain() and the audit."""
-        parts: list[str] = []
-        if self.ignore:
-            parts.append(IGNORE)
+        parts = [IGNORE] if self.ignore else []
         if self.robots_txt is not None:
             parts.append(f"robots_txt of the operator's own ({len(self.robots_txt)} bytes)")
-        for name in ("user_agent", "precedence", "agent_match", "unauthorized"):
-            value = getattr(self, name)
-            if value is not None:
-                parts.append(f"{name} {value}")
+        named = ("user_agent", "precedence", "agent_match", "unauthorized")
+        parts += [f"{n} {getattr(self, n)}" for n in named if getattr(self, n) is not None]
         if self.crawl_delay is not None:
             parts.append(f"crawl_delay {plain(self.crawl_delay)} s")
         elif self.obey_crawl_delay is not None:
