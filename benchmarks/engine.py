@@ -39,28 +39,21 @@ the checks <= 0.40.
 An exception raised by a tool on a file (or on a check) is counted and
 reported, not fatal. ``--quick`` is a smoke run on an evenly spread subset of
 300 files with a 5 s budget; ``--check`` makes the exit status 1 unless ours
-was measured and every target passed.
+was measured and every target passed. The tools are in ``_engine_tools.py``;
+the memory and pathological measures, each in a fresh process, in
+``_engine_workers.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import gc
 import json
-import subprocess
 import sys
-import tempfile
-import time
-import tracemalloc
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar
-from urllib.robotparser import RobotFileParser
+from typing import Any
 
 from _common import (
-    REPO_ROOT,
     Corpus,
     CorpusNotFoundError,
     Row,
@@ -70,17 +63,32 @@ from _common import (
     fmt_ratio,
     fmt_seconds,
     load_corpus,
-    per_call,
     progress,
     ratio,
     render_table,
-    timed,
-    use_checkout,
+)
+from _engine_tools import (
+    AGENTS,
+    TOOL_ORDER,
+    Tool,
+    ToolStats,
+    describe_ours,
+    load_tool,
+    time_tools,
+)
+from _engine_workers import (
+    DEFAULT_BUDGET,
+    PATHOLOGICAL_NS,
+    PATHOLOGICAL_STARS,
+    STAR_SWEEP,
+    STAR_SWEEP_N,
+    case_cell,
+    case_ratio,
+    measure_memory,
+    measure_pathological,
+    pathological_rule,
 )
 
-P = TypeVar("P")
-
-AGENTS = ("examplebot", "Googlebot")
 TARGETS = {
     "parse": 0.25,
     "checks": 0.33,
@@ -90,452 +98,12 @@ TARGETS = {
     "memory_after_checks": 0.40,
 }
 QUICK_FILES = 300
-DEFAULT_BUDGET = 20.0
 QUICK_BUDGET = 5.0
-PATHOLOGICAL_STARS = 13
-PATHOLOGICAL_NS = (5_000, 100_000)
-STAR_SWEEP = (4, 8, 16, 32)
-STAR_SWEEP_N = 100_000
-PATHOLOGICAL_HOST = "https://example.com"
-PATHOLOGICAL_AGENT = "examplebot"
-WARMUP_ROBOTS = b"User-agent: *\nDisallow: /private\nDisallow: /*.php$\nAllow: /private/ok\n"
-
-
-# --------------------------------------------------------------------------
-# The tools
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Tool(Generic[P]):
-    """A robots.txt implementation, seen through its natural API.
-
-    ``check_all`` is a loop written out per tool (not a generic loop around
-    ``check_one``), so that each tool is timed calling its own method directly.
-    """
-
-    key: str
-    label: str
-    parse: Callable[[bytes, str], P]
-    check_one: Callable[[P, str, str], bool]
-    # (parsed object, URL) pairs, agents -> (calls answered "allowed", calls that raised)
-    check_all: Callable[[Iterable[tuple[P, str]], Sequence[str]], tuple[int, int]]
-
-
-def _ours_tool() -> Tool[Any]:
-    use_checkout()
-    from scrapy_robotrules import RobotsTxt
-
-    def parse(body: bytes, robots_url: str) -> RobotsTxt:
-        return RobotsTxt.parse(body, url=robots_url)
-
-    def check_one(rt: RobotsTxt, url: str, agent: str) -> bool:
-        return bool(rt.allowed(url, agent))
-
-    def check_all(pairs: Iterable[tuple[RobotsTxt, str]], agents: Sequence[str]) -> tuple[int, int]:
-        allowed = raised = 0
-        for rt, url in pairs:
-            for agent in agents:
-                try:
-                    if rt.allowed(url, agent):
-                        allowed += 1
-                except Exception:
-                    raised += 1
-        return allowed, raised
-
-    return Tool("ours", "ours", parse, check_one, check_all)
-
-
-def _protego_tool() -> Tool[Any]:
-    from protego import Protego
-
-    def parse(body: bytes, robots_url: str) -> Protego:
-        return Protego.parse(body.decode("utf-8-sig", errors="ignore"))
-
-    def check_one(rp: Protego, url: str, agent: str) -> bool:
-        return bool(rp.can_fetch(url, agent))
-
-    def check_all(pairs: Iterable[tuple[Protego, str]], agents: Sequence[str]) -> tuple[int, int]:
-        allowed = raised = 0
-        for rp, url in pairs:
-            for agent in agents:
-                try:
-                    if rp.can_fetch(url, agent):
-                        allowed += 1
-                except Exception:
-                    raised += 1
-        return allowed, raised
-
-    return Tool("protego", "Protego", parse, check_one, check_all)
-
-
-def _urllib_tool() -> Tool[Any]:
-    def parse(body: bytes, robots_url: str) -> RobotFileParser:
-        rp = RobotFileParser()
-        rp.parse(body.decode("utf-8-sig", errors="ignore").splitlines())
-        return rp
-
-    def check_one(rp: RobotFileParser, url: str, agent: str) -> bool:
-        return rp.can_fetch(agent, url)
-
-    def check_all(
-        pairs: Iterable[tuple[RobotFileParser, str]], agents: Sequence[str]
-    ) -> tuple[int, int]:
-        allowed = raised = 0
-        for rp, url in pairs:
-            for agent in agents:
-                try:
-                    if rp.can_fetch(agent, url):
-                        allowed += 1
-                except Exception:
-                    raised += 1
-        return allowed, raised
-
-    return Tool("urllib", "urllib.robotparser", parse, check_one, check_all)
-
-
-TOOL_ORDER = ("ours", "protego", "urllib")
-_FACTORIES: dict[str, Callable[[], Tool[Any]]] = {
-    "ours": _ours_tool,
-    "protego": _protego_tool,
-    "urllib": _urllib_tool,
-}
-
-
-def load_tool(key: str) -> Tool[Any]:
-    return _FACTORIES[key]()
-
-
-def describe_ours() -> str:
-    module = sys.modules.get("scrapy_robotrules")
-    if module is None:
-        return "scrapy_robotrules"
-    version = getattr(module, "__version__", None) or distribution_version("scrapy-robotrules")
-    where = "installed"
-    module_file = getattr(module, "__file__", None)
-    if module_file and Path(module_file).resolve().is_relative_to(REPO_ROOT):
-        where = "this checkout"
-    return f"scrapy_robotrules {version or '(version unknown)'} ({where})"
-
-
-# --------------------------------------------------------------------------
-# Parsing and checking the corpus
-# --------------------------------------------------------------------------
-
-
-@dataclass
-class ParseOutcome(Generic[P]):
-    parsed: list[P | None]
-    raised: int
-    # (index of the input, "ExceptionType: message")
-    errors: list[tuple[int, str]]
-
-
-def parse_all(tool: Tool[P], inputs: Iterable[tuple[bytes, str]]) -> ParseOutcome[P]:
-    """Parse every input; a file on which the tool raises becomes ``None``."""
-    parse = tool.parse
-    parsed: list[P | None] = []
-    append = parsed.append
-    errors: list[tuple[int, str]] = []
-    for index, (body, robots_url) in enumerate(inputs):
-        try:
-            append(parse(body, robots_url))
-        except Exception as exc:
-            append(None)
-            errors.append((index, f"{type(exc).__name__}: {exc}"[:200]))
-    return ParseOutcome(parsed, len(errors), errors)
-
-
-def pairs_for(parsed: Sequence[P | None], urls: Sequence[tuple[int, str]]) -> list[tuple[P, str]]:
-    """Pair each URL with its own file's parsed object (URLs of failed files are dropped)."""
-    return [(obj, url) for index, url in urls if (obj := parsed[index]) is not None]
-
-
-@dataclass
-class ToolStats:
-    key: str
-    label: str
-    parse_runs: list[float] = field(default_factory=list)
-    checks_fresh_runs: list[float] = field(default_factory=list)
-    checks_warm_runs: list[float] = field(default_factory=list)
-    parse_raised: int = 0
-    parse_errors: list[str] = field(default_factory=list)
-    checks_made: int = 0
-    checks_raised: int = 0
-    checks_allowed: int = 0
-    checks_unstable: bool = False
-    memory_parsed: int | None = None
-    memory_after_checks: int | None = None
-    memory_peak_parse: int | None = None
-    memory_error: str | None = None
-
-    @property
-    def parse_s(self) -> float | None:
-        return min(self.parse_runs) if self.parse_runs else None
-
-    @property
-    def checks_fresh_s(self) -> float | None:
-        return min(self.checks_fresh_runs) if self.checks_fresh_runs else None
-
-    @property
-    def checks_warm_s(self) -> float | None:
-        return min(self.checks_warm_runs) if self.checks_warm_runs else None
-
-    @property
-    def parse_and_checks_s(self) -> float | None:
-        """Best run of parsing plus fresh checks (the two timed in the same run)."""
-        runs = [p + c for p, c in zip(self.parse_runs, self.checks_fresh_runs, strict=False)]
-        return min(runs) if runs else None
-
-    @property
-    def per_check_s(self) -> float | None:
-        best = self.checks_fresh_s
-        if best is None or not self.checks_made:
-            return None
-        return best / self.checks_made
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "parse_s": self.parse_s,
-            "parse_runs_s": self.parse_runs,
-            "parse_raised": self.parse_raised,
-            "parse_errors": self.parse_errors[:20],
-            "checks_fresh_s": self.checks_fresh_s,
-            "checks_fresh_runs_s": self.checks_fresh_runs,
-            "checks_warm_s": self.checks_warm_s,
-            "checks_warm_runs_s": self.checks_warm_runs,
-            "per_check_fresh_s": self.per_check_s,
-            "checks_made": self.checks_made,
-            "checks_raised": self.checks_raised,
-            "checks_allowed": self.checks_allowed,
-            "checks_results_differed_between_runs": self.checks_unstable,
-            "memory_parsed_bytes": self.memory_parsed,
-            "memory_after_checks_bytes": self.memory_after_checks,
-            "memory_peak_during_parse_bytes": self.memory_peak_parse,
-            "memory_error": self.memory_error,
-        }
-
-
-def time_tools(tools: Sequence[Tool[Any]], corpus: Corpus, repeat: int) -> dict[str, ToolStats]:
-    """Time parsing and checking, best of ``repeat``, the tools taking turns in each run."""
-    inputs = [(f.body, f.robots_url) for f in corpus.files]
-    stats = {tool.key: ToolStats(tool.key, tool.label) for tool in tools}
-    for run in range(1, repeat + 1):
-        for tool in tools:
-            st = stats[tool.key]
-            progress(f"[run {run}/{repeat}] {tool.label}: parse + checks")
-            seconds, outcome = timed(functools.partial(parse_all, tool, inputs))
-            st.parse_runs.append(seconds)
-            pairs = pairs_for(outcome.parsed, corpus.urls)
-            fresh_s, (allowed, raised) = timed(functools.partial(tool.check_all, pairs, AGENTS))
-            warm_s, warm_result = timed(functools.partial(tool.check_all, pairs, AGENTS))
-            st.checks_fresh_runs.append(fresh_s)
-            st.checks_warm_runs.append(warm_s)
-            if run == 1:
-                st.parse_raised = outcome.raised
-                st.parse_errors = [f"{corpus.files[i].name}: {msg}" for i, msg in outcome.errors]
-                st.checks_made = len(pairs) * len(AGENTS)
-                st.checks_allowed = allowed
-                st.checks_raised = raised
-            elif (allowed, raised) != (st.checks_allowed, st.checks_raised):
-                st.checks_unstable = True
-            if warm_result != (allowed, raised):
-                st.checks_unstable = True
-            del outcome, pairs
-            gc.collect()
-    return stats
-
-
-# --------------------------------------------------------------------------
-# Subprocess workers: memory and pathological patterns
-# --------------------------------------------------------------------------
-
-
-def worker_memory(tool_key: str, files: int | None) -> dict[str, Any]:
-    """Measure, in this (fresh) process, the memory one tool holds for the corpus."""
-    tool = load_tool(tool_key)
-    corpus = load_corpus(files)
-    inputs = [(f.body, f.robots_url) for f in corpus.files]
-    urls = corpus.urls
-
-    # Import-time and first-use state is not what we are measuring.
-    warm = tool.parse(WARMUP_ROBOTS, "https://warmup.example/robots.txt")
-    tool.check_all([(warm, "https://warmup.example/private/x.php")], AGENTS)
-    del warm
-    gc.collect()
-
-    tracemalloc.start()
-    try:
-        # Fresh copies made inside the traced region: a tool that keeps its
-        # input (bytes or URL) alive is charged for it, one that drops it is not.
-        copies = ((memoryview(b).tobytes(), "".join(["", u, ""])) for b, u in inputs)
-        outcome = parse_all(tool, copies)
-        gc.collect()
-        parsed_bytes, peak_bytes = tracemalloc.get_traced_memory()
-        parsed = outcome.parsed
-        tool.check_all(((obj, url) for i, url in urls if (obj := parsed[i]) is not None), AGENTS)
-        gc.collect()
-        after_bytes = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    return {
-        "parsed_bytes": parsed_bytes,
-        "after_checks_bytes": after_bytes,
-        "peak_during_parse_bytes": peak_bytes,
-        "parse_raised": outcome.raised,
-    }
-
-
-def pathological_rule(stars: int) -> str:
-    """``/*a*a…*a*b`` with ``stars`` asterisks (13 gives the rule benchmarked)."""
-    return "/" + "*a" * (stars - 1) + "*b"
-
-
-def worker_pathological(tool_key: str, n: int, stars: int, budget: float) -> dict[str, Any]:
-    """Time one check of the pathological rule.
-
-    Prints ``ready`` once the tool is imported: from then on the parent gives
-    the worker ``budget`` seconds (parsing the one-rule file included).
-    """
-    tool = load_tool(tool_key)
-    body = f"User-agent: *\nDisallow: {pathological_rule(stars)}\n".encode()
-    url = f"{PATHOLOGICAL_HOST}/" + "a" * n
-    print("ready", flush=True)
-
-    start = time.perf_counter()
-    parsed = tool.parse(body, f"{PATHOLOGICAL_HOST}/robots.txt")
-    parse_s = time.perf_counter() - start
-    start = time.perf_counter()
-    allowed = tool.check_one(parsed, url, PATHOLOGICAL_AGENT)
-    first = time.perf_counter() - start
-
-    remaining = 0.8 * budget - parse_s - first
-    if first >= 0.2 or remaining < 2 * first:
-        seconds, number, loops = first, 1, 1  # too slow to repeat within the budget
-    else:
-        seconds, number, loops = per_call(
-            functools.partial(tool.check_one, parsed, url, PATHOLOGICAL_AGENT),
-            budget=remaining,
-        )
-    return {
-        "per_check_s": min(seconds, first),
-        "first_check_s": first,
-        "parse_s": parse_s,
-        "calls_per_loop": number,
-        "loops": loops,
-        "allowed": allowed,
-    }
-
-
-def run_worker(args: list[str], *, budget: float | None = None) -> dict[str, Any]:
-    """Run this script as a worker subprocess and return its JSON answer.
-
-    With ``budget``, the worker must print ``ready`` and then answer within
-    ``budget`` seconds, or it is killed and ``{"timed_out": True}`` returned.
-    """
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", *args]
-    # stderr goes to a file, so that a chatty worker cannot block on a full pipe.
-    with (
-        tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errfile,
-        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errfile, text=True) as proc,
-    ):
-        assert proc.stdout is not None
-
-        def failure() -> dict[str, Any]:
-            errfile.seek(0)
-            return {"error": _worker_error(errfile.read(), proc.returncode)}
-
-        if budget is not None and proc.stdout.readline().strip() != "ready":
-            proc.communicate()
-            return failure()
-        try:
-            out, _ = proc.communicate(timeout=budget)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            return {"timed_out": True, "budget_s": budget}
-        if proc.returncode != 0:
-            return failure()
-    try:
-        answer: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {"error": f"unreadable worker output: {out[-200:]!r}"}
-    return answer
-
-
-def _worker_error(stderr: str, returncode: int | None) -> str:
-    lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    last = lines[-1] if lines else f"exit status {returncode}"
-    return last[:300]
-
-
-def measure_memory(
-    tools: Sequence[Tool[Any]], stats: dict[str, ToolStats], files: int | None
-) -> None:
-    for tool in tools:
-        progress(f"memory: {tool.label} (subprocess)")
-        args = ["memory", "--tool", tool.key]
-        if files is not None:
-            args += ["--files", str(files)]
-        answer = run_worker(args)
-        st = stats[tool.key]
-        if "error" in answer:
-            st.memory_error = str(answer["error"])
-            continue
-        st.memory_parsed = int(answer["parsed_bytes"])
-        st.memory_after_checks = int(answer["after_checks_bytes"])
-        st.memory_peak_parse = int(answer["peak_during_parse_bytes"])
-
-
-def measure_pathological(
-    tools: Sequence[Tool[Any]], budget: float
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    cases: list[dict[str, Any]] = []
-    for n in PATHOLOGICAL_NS:
-        for tool in tools:
-            progress(f"pathological: {tool.label}, {PATHOLOGICAL_STARS} stars, N={n:,}")
-            args = ["pathological", "--tool", tool.key, "--n", str(n)]
-            args += ["--stars", str(PATHOLOGICAL_STARS), "--budget", str(budget)]
-            answer = run_worker(args, budget=budget)
-            cases.append({"tool": tool.key, "n": n, "stars": PATHOLOGICAL_STARS, **answer})
-    sweep: list[dict[str, Any]] = []
-    if any(tool.key == "ours" for tool in tools):
-        for stars in STAR_SWEEP:
-            progress(f"pathological: ours, {stars} stars, N={STAR_SWEEP_N:,}")
-            args = ["pathological", "--tool", "ours", "--n", str(STAR_SWEEP_N)]
-            args += ["--stars", str(stars), "--budget", str(budget)]
-            answer = run_worker(args, budget=budget)
-            sweep.append({"tool": "ours", "n": STAR_SWEEP_N, "stars": stars, **answer})
-    return cases, sweep
 
 
 # --------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------
-
-
-def _cell(case: dict[str, Any] | None) -> str:
-    if case is None:
-        return "n/a"
-    if case.get("timed_out"):
-        return f"> {case['budget_s']:g} s"
-    if "error" in case:
-        return "error"
-    return fmt_seconds(case["per_check_s"])
-
-
-def _case_ratio(ours: dict[str, Any] | None, protego: dict[str, Any] | None) -> str:
-    """ours/protego for one pathological case; a bound when one side timed out."""
-    if ours is None or protego is None:
-        return "n/a"
-    if "per_check_s" in ours and "per_check_s" in protego:
-        return fmt_ratio(ratio(ours["per_check_s"], protego["per_check_s"]))
-    if "per_check_s" in ours and protego.get("timed_out"):
-        return f"< {ours['per_check_s'] / protego['budget_s']:.2g}"
-    if ours.get("timed_out") and "per_check_s" in protego:
-        return f"> {ours['budget_s'] / protego['per_check_s']:.2g}"
-    return "n/a"
 
 
 def target_status(value: float | None, target: float) -> str:
@@ -662,7 +230,9 @@ def build_report(
         prow: list[Row] = []
         for n in PATHOLOGICAL_NS:
             cells = [by_key.get((key, n, PATHOLOGICAL_STARS)) for key in TOOL_ORDER]
-            prow.append([f"N = {n:,}", *[_cell(c) for c in cells], _case_ratio(cells[0], cells[1])])
+            prow.append(
+                [f"N = {n:,}", *[case_cell(c) for c in cells], case_ratio(cells[0], cells[1])]
+            )
         title = f"Pathological rule 'Disallow: {rule}', path of N 'a': time per check"
         table = render_table(["", "ours", "Protego", "urllib", "ours/protego"], prow)
         out.append(f"{title}\n{table}")
@@ -678,7 +248,7 @@ def build_report(
         for case in sweep:
             value = case.get("per_check_s")
             rel = fmt_ratio(ratio(value, base)) if value is not None else "n/a"
-            srow.append([f"{case['stars']} stars", _cell(case), rel])
+            srow.append([f"{case['stars']} stars", case_cell(case), rel])
             if "error" in case:
                 problems.append(f"  {case['stars']} stars: error: {case['error']}")
             elif case.get("allowed") is False:
@@ -748,27 +318,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
-def worker_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="engine.py --worker")
-    parser.add_argument("kind", choices=["memory", "pathological"])
-    parser.add_argument("--tool", required=True, choices=TOOL_ORDER)
-    parser.add_argument("--files", type=int)
-    parser.add_argument("--n", type=int, default=PATHOLOGICAL_NS[0])
-    parser.add_argument("--stars", type=int, default=PATHOLOGICAL_STARS)
-    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET)
-    args = parser.parse_args(argv)
-    if args.kind == "memory":
-        answer = worker_memory(args.tool, args.files)
-    else:
-        answer = worker_pathological(args.tool, args.n, args.stars, args.budget)
-    print(json.dumps(answer), flush=True)
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--worker"]:
-        return worker_main(argv[1:])
     args = parse_args(argv)
 
     tools: list[Tool[Any]] = []

@@ -1,23 +1,36 @@
-"""Many synthetic sites on one local port, for ``crawl.py``.
+"""The one site server of the benchmarks: many host names on one local port.
 
-One Twisted web server on 127.0.0.1 answers for every host name and picks
-the site by the ``Host`` header: ``site<i>.bench`` is site ``i``.
-``LoopbackResolver`` (a ``TWISTED_DNS_RESOLVER``) sends every name to
+A Twisted web server on 127.0.0.1 (:class:`HostServer`) answers for every
+host name and lets a function of (host, path) say what to send, when, or
+never. ``LoopbackResolver`` (a ``TWISTED_DNS_RESOLVER``) sends every name to
 127.0.0.1, so a crawl can use thousands of host names without real DNS.
 
-Each site has ``pages`` pages that all link to each other: the home page
-``/`` and ``/page/<k>``; the disallowed ones (if any) are ``/private/<k>``
-and its robots.txt says ``Disallow: /private/``. What each site's robots.txt
-does (answer at once, answer late, never answer) is set by the plan.
+:class:`SitesServer` plays a :class:`SitePlan`: ``site<i>.bench`` is site
+``i``, with ``pages`` pages that all link to each other (the home page ``/``
+and ``/page/<k>``; the disallowed ones, if any, are ``/private/<k>``) and a
+robots.txt saying ``Disallow: /private/`` that answers at once, late or
+never, as the plan says. The server runs in the crawler's process
+(``crawl.py``, ``waiting.py``) or in a process of its own
+(:func:`sites_process`, for ``fleet.py`` and ``cpu_per_page.py``: then the
+crawler's CPU time is the crawler's alone); ``python benchmarks/sites.py
+--sites N --pages P`` is that process.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import random
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, cast
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
 from twisted.internet import defer
 from twisted.internet.interfaces import IResolverSimple
@@ -136,70 +149,70 @@ class _QuietSite(Site):
         pass
 
 
-class SitesServer(Resource):
-    """Plays a :class:`SitePlan` on 127.0.0.1 (port 0); ``url(site, path)`` builds URLs."""
+@dataclass(frozen=True)
+class Answer:
+    """What the server sends for one request: ``body`` after ``after`` seconds (``None``: never)."""
+
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    after: float | None = 0.0
+
+
+Answering = Callable[[str, str], "Answer | None"]
+"""(host name, path) -> what to send; ``None`` is a 404."""
+
+
+class HostServer(Resource):
+    """Answers every host name on one port of 127.0.0.1 (port 0), as ``answer`` says.
+
+    It counts robots.txt and page requests (robots.txt per host) and, with
+    ``arrivals``, notes (monotonic time, host, path) of every request.
+    """
 
     isLeaf = True
 
-    def __init__(self, plan: SitePlan) -> None:
+    def __init__(self, answer: Answering, *, arrivals: bool = False) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
-        self.plan = plan
+        self._answer = answer
         self.robots_requests = 0
-        self.robots_by_site: Counter[int] = Counter()
+        self.robots_by_host: Counter[str] = Counter()
         self.page_requests = 0
+        self.arrivals: list[tuple[float, str, str]] | None = [] if arrivals else None
         self._reactor = get_reactor()
-        self._bodies: dict[int, bytes] = {}
         site = _QuietSite(self)  # type: ignore[no-untyped-call]
         self._port = self._reactor.listenTCP(  # type: ignore[no-untyped-call]
             0, site, interface="127.0.0.1"
         )
         self.port: int = self._port.getHost().port
 
-    def url(self, site: int, path: str = "/") -> str:
-        return f"http://{host_name(site)}:{self.port}{path}"
+    def url_for(self, host: str, path: str = "/") -> str:
+        return f"http://{host}:{self.port}{path}"
 
     def stop(self) -> Deferred[None]:
         return cast("Deferred[None]", self._port.stopListening())
 
-    def _site_of(self, request: _WebRequest) -> int | None:
-        host = request.getRequestHostname().decode("ascii", "replace").lower()
-        name = host.removesuffix(HOST_SUFFIX)
-        if name == host or not name.startswith("site"):
-            return None
-        try:
-            site = int(name[4:])
-        except ValueError:
-            return None
-        return site if 0 <= site < self.plan.sites else None
-
-    def _page(self, site: int) -> bytes:
-        # Every page of a site shows the same links (all of its pages).
-        body = self._bodies.get(site)
-        if body is None:
-            links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in self.plan.paths(site))
-            body = f"<html><body><h1>{host_name(site)}</h1><ul>{links}</ul></body></html>".encode()
-            self._bodies[site] = body
-        return body
-
     def render_GET(self, raw: object) -> bytes | int:
         request = cast("_WebRequest", raw)
-        site = self._site_of(request)
-        if site is None:
+        host = request.getRequestHostname().decode("ascii", "replace").lower()
+        path = request.path.decode("ascii", "replace")
+        if self.arrivals is not None:
+            self.arrivals.append((time.monotonic(), host, path))
+        answer = self._answer(host, path)
+        if answer is None:
             request.setResponseCode(404)
             return b"no such site"
-        if request.path == b"/robots.txt":
+        if path == "/robots.txt":
             self.robots_requests += 1
-            self.robots_by_site[site] += 1
-            request.setHeader("Content-Type", "text/plain")
-            if site in self.plan.hang:
-                return NOT_DONE_YET
-            if site in self.plan.slow:
-                self._answer_later(request, self.plan.slow_delay, ROBOTS_DISALLOW)
-                return NOT_DONE_YET
-            return ROBOTS_DISALLOW
-        self.page_requests += 1
-        request.setHeader("Content-Type", "text/html; charset=utf-8")
-        return self._page(site)
+            self.robots_by_host[host] += 1
+        else:
+            self.page_requests += 1
+        request.setHeader("Content-Type", answer.content_type)
+        if answer.after is None:
+            return NOT_DONE_YET
+        if answer.after > 0:
+            self._answer_later(request, answer.after, answer.body)
+            return NOT_DONE_YET
+        return answer.body
 
     def _answer_later(self, request: _WebRequest, delay: float, body: bytes) -> None:
         gone: list[bool] = []
@@ -211,6 +224,52 @@ class SitesServer(Resource):
                 request.finish()
 
         self._reactor.callLater(delay, answer)
+
+
+def site_of(plan: SitePlan, host: str) -> int | None:
+    """The plan's site number of a host name (``site<i>.bench``), or ``None``."""
+    name = host.removesuffix(HOST_SUFFIX)
+    if name == host or not name.startswith("site"):
+        return None
+    try:
+        site = int(name[4:])
+    except ValueError:
+        return None
+    return site if 0 <= site < plan.sites else None
+
+
+class SitesServer(HostServer):
+    """Plays a :class:`SitePlan`; ``url(site, path)`` builds URLs."""
+
+    def __init__(self, plan: SitePlan) -> None:
+        self.plan = plan
+        self._bodies: dict[int, bytes] = {}
+        super().__init__(self._plan_answer)
+
+    def url(self, site: int, path: str = "/") -> str:
+        return self.url_for(host_name(site), path)
+
+    def _plan_answer(self, host: str, path: str) -> Answer | None:
+        site = site_of(self.plan, host)
+        if site is None:
+            return None
+        if path == "/robots.txt":
+            after: float | None = 0.0
+            if site in self.plan.hang:
+                after = None
+            elif site in self.plan.slow:
+                after = self.plan.slow_delay
+            return Answer(ROBOTS_DISALLOW, "text/plain", after)
+        return Answer(self._page(site))
+
+    def _page(self, site: int) -> bytes:
+        # Every page of a site shows the same links (all of its pages).
+        body = self._bodies.get(site)
+        if body is None:
+            links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in self.plan.paths(site))
+            body = f"<html><body><h1>{host_name(site)}</h1><ul>{links}</ul></body></html>".encode()
+            self._bodies[site] = body
+        return body
 
 
 @implementer(IResolverSimple)
@@ -229,3 +288,94 @@ class LoopbackResolver:
 
     def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:
         return defer.succeed("127.0.0.1")
+
+
+# --------------------------------------------------------------------------
+# The server in a process of its own
+# --------------------------------------------------------------------------
+
+
+class ServerError(RuntimeError):
+    """The sites server process did not start or stop as it should (the message says why)."""
+
+
+def serve(sites: int, pages: int) -> dict[str, Any]:
+    """Play ``SitePlan.build(sites, pages)`` until SIGTERM; then what was requested."""
+    server = SitesServer(SitePlan.build(sites, pages))
+    print(json.dumps({"port": server.port}), flush=True)
+    get_reactor().run()  # Twisted stops the reactor on SIGTERM
+    by_host = server.robots_by_host
+    return {
+        "robots_requests": server.robots_requests,
+        "page_requests": server.page_requests,
+        "origins_fetched": len(by_host),
+        "most_fetches_per_origin": max(by_host.values(), default=0),
+    }
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+@dataclass
+class SitesProcess:
+    """A sites server in a child process; :meth:`finish` stops it and says what it served."""
+
+    port: int
+    proc: subprocess.Popen[str]
+    log: Path
+
+    def finish(self) -> dict[str, Any]:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise ServerError("the sites server did not stop on SIGTERM") from None
+        assert self.proc.stdout is not None
+        lines = self.proc.stdout.read().strip().splitlines()
+        if self.proc.returncode != 0 or not lines:
+            raise ServerError(
+                f"sites server: exit status {self.proc.returncode}\n" + log_tail(self.log)
+            )
+        served: dict[str, Any] = json.loads(lines[-1])
+        return served
+
+
+@contextmanager
+def sites_process(sites: int, pages: int, log: Path) -> Iterator[SitesProcess]:
+    """Start ``python sites.py`` for ``sites`` x ``pages`` (stderr to ``log``); kill it on exit."""
+    with log.open("w", encoding="utf-8") as err:
+        proc = subprocess.Popen(
+            [sys.executable, __file__, f"--sites={sites}", f"--pages={pages}"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=cast("IO[str]", err),
+            text=True,
+        )
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if not line:
+                proc.wait()
+                raise ServerError(
+                    f"the sites server exited with status {proc.returncode} before it was ready\n"
+                    + log_tail(log)
+                )
+            yield SitesProcess(int(json.loads(line)["port"]), proc, log)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Serve sites on 127.0.0.1 until SIGTERM.")
+    parser.add_argument("--sites", type=int, required=True)
+    parser.add_argument("--pages", type=int, required=True)
+    args = parser.parse_args()
+    print(json.dumps(serve(args.sites, args.pages)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -4,10 +4,10 @@ Usage::
 
     python benchmarks/waiting.py [--probes overflow,stop,delay] [--json PATH]
 
-Each probe crawls local sites (one Twisted server on 127.0.0.1, every host
-name resolved to it) in a fresh process per variant: ``builtin`` (Scrapy's
-``RobotsTxtMiddleware``), ``ours`` (the add-on) and, where it means
-something, ``obey-false``. Figures are compared within one run only.
+Each probe crawls local sites (``sites.HostServer`` on 127.0.0.1 in the
+crawler's process, every host name resolved to it) in a fresh process per
+variant: ``builtin`` (Scrapy's ``RobotsTxtMiddleware``), ``ours`` (the
+add-on) and, where it means something, ``obey-false``. Figures are compared within one run only.
 
 - ``overflow``: 1,100 requests wait for ``slow.bench``'s robots.txt, which
   answers after 10 s; ``healthy.bench`` has 20 pages. Reported: seconds
@@ -53,36 +53,19 @@ def _child(probe: str, variant: str) -> dict[str, Any]:
     from scrapy import Request, Spider, signals
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.defer import deferred_from_coro
-    from sites import get_reactor
-    from twisted.web.resource import Resource
-    from twisted.web.server import NOT_DONE_YET, Site
+    from sites import Answer, HostServer, get_reactor
 
-    arrivals: list[tuple[float, str, str]] = []
+    robots = b"User-agent: *\nDisallow: /private/\n"
 
-    class Server(Resource):
-        isLeaf = True
-
-        def render_GET(self, request: Any) -> bytes | int:
-            host = request.getRequestHostname().decode()
-            path = request.path.decode()
-            arrivals.append((time.monotonic(), host, path))
-            if path != "/robots.txt":
-                return b"<html><body>page</body></html>"
-            if probe == "delay":
-                return b"User-agent: *\nCrawl-delay: 1\n"
-            slow = probe == "stop" or host.startswith("slow.")
-            if not slow:
-                return b"User-agent: *\nDisallow: /private/\n"
-            reactor = get_reactor()
-            wait = 10.0 if probe == "overflow" else 2.0
-
-            def answer() -> None:
-                if not request.finished and not request._disconnected:
-                    request.write(b"User-agent: *\nDisallow: /private/\n")
-                    request.finish()
-
-            reactor.callLater(wait, answer)
-            return NOT_DONE_YET
+    def answer(host: str, path: str) -> Answer:
+        if path != "/robots.txt":
+            return Answer(b"<html><body>page</body></html>")
+        if probe == "delay":
+            return Answer(b"User-agent: *\nCrawl-delay: 1\n", "text/plain")
+        slow = probe == "stop" or host.startswith("slow.")
+        if not slow:
+            return Answer(robots, "text/plain")
+        return Answer(robots, "text/plain", 10.0 if probe == "overflow" else 2.0)
 
     port: list[int] = []
 
@@ -125,9 +108,10 @@ def _child(probe: str, variant: str) -> dict[str, Any]:
     process = CrawlerProcess(settings)  # installs the reactor the settings ask for
     crawler = process.create_crawler(ProbeSpider)
     reactor = get_reactor()
-    site = Site(Server())  # type: ignore[no-untyped-call]
-    listening = reactor.listenTCP(0, site, interface="127.0.0.1")  # type: ignore[no-untyped-call]
-    port.append(listening.getHost().port)
+    server = HostServer(answer, arrivals=True)
+    arrivals = server.arrivals
+    assert arrivals is not None
+    port.append(server.port)
 
     def opened() -> None:
         marks["opened"] = time.monotonic()

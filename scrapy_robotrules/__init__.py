@@ -1,8 +1,10 @@
 """robots.txt done right for Scrapy.
 
-The rules engine (:class:`RobotsTxt`, :class:`RobotRules`) imports nothing
-from Scrapy or Twisted. The Scrapy classes are loaded on first access, so
-``from scrapy_robotrules import RobotsTxt`` stays light.
+Two floors: :mod:`.engine` (the rules engine, :class:`RobotsTxt`,
+:class:`RobotRules`, its stores) imports nothing from Scrapy, Twisted or
+w3lib; :mod:`.crawl` is the Scrapy layer on top of it. The names below are
+the stable API, whatever module they live in: the Scrapy ones are loaded
+on first access, so ``from scrapy_robotrules import RobotsTxt`` stays light.
 """
 
 from __future__ import annotations
@@ -45,14 +47,28 @@ _SCRAPY_LAYER = {
     "RobotParser": ".crawl.robotparser",
     "RobotRulesExtension": ".crawl.extension",
     "RobotRulesMiddleware": ".crawl.middleware",
+    "RobotRulesSettingError": ".crawl.settings",
+    "RobotsBodyMiddleware": ".crawl.content_coding",
+    "RobotsTxtForbidden": ".crawl.manager",
+    "RobotsTxtNotFetched": ".crawl.manager",
+    "RobotsTxtUnreachable": ".crawl.manager",
+    "UsagePreferencesMiddleware": ".crawl.usagemiddleware",
+    "robotrules_fetched": ".crawl.signals",
 }
 
 if TYPE_CHECKING:
     from .crawl.addon import Addon as Addon
+    from .crawl.content_coding import RobotsBodyMiddleware as RobotsBodyMiddleware
     from .crawl.extension import RobotRulesExtension as RobotRulesExtension
+    from .crawl.manager import RobotsTxtForbidden as RobotsTxtForbidden
+    from .crawl.manager import RobotsTxtNotFetched as RobotsTxtNotFetched
+    from .crawl.manager import RobotsTxtUnreachable as RobotsTxtUnreachable
     from .crawl.middleware import RobotRulesMiddleware as RobotRulesMiddleware
     from .crawl.pagemiddleware import PageDirectivesMiddleware as PageDirectivesMiddleware
     from .crawl.robotparser import RobotParser as RobotParser
+    from .crawl.settings import RobotRulesSettingError as RobotRulesSettingError
+    from .crawl.signals import robotrules_fetched as robotrules_fetched
+    from .crawl.usagemiddleware import UsagePreferencesMiddleware as UsagePreferencesMiddleware
 
 
 def __getattr__(name: str) -> object:

@@ -14,18 +14,14 @@ Scrapy's ``RobotsTxtMiddleware`` (see :func:`named_for_robots`). The spider's
 ``robotrules_precedence`` attribute likewise overrides
 ``ROBOTRULES_PRECEDENCE``.
 
-Every number has a range (``LIMITS``): a value far outside it (a lease of
-``1e300`` seconds) would pass a "positive number" check and then break
-every call to a shared store.
+Each value is read by :mod:`.setting_values`, which also holds every
+number's range (``LIMITS``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +30,21 @@ from ..engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED
 from ..engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
 from ..engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from ..engine.reading import DEFAULT_MAX_SIZE
-from ..engine.stores import DEFAULT_CACHE_BYTES, redact_url, store_kind
+from ..engine.stores import DEFAULT_CACHE_BYTES
+from .setting_values import (
+    LIMITS,
+    MAX_RETRY_DELAY,
+    USAGE_PURPOSES,
+    RobotRulesSettingError,
+    as_boolean,
+    as_choice,
+    as_field_name,
+    as_integer,
+    as_purposes,
+    as_seconds,
+    as_store,
+    invalid,
+)
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -44,6 +54,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULTS",
     "LIMITS",
+    "MAX_RETRY_DELAY",
+    "USAGE_PURPOSES",
     "RobotRulesConfig",
     "RobotRulesSettingError",
     "crawl_config",
@@ -85,36 +97,6 @@ DEFAULTS: dict[str, Any] = {
 
 PAGE_NOINDEX_CHOICES = ("mark", "drop", "ignore")
 """What ``ROBOTRULES_PAGE_NOINDEX`` does with items of a noindex page."""
-USAGE_PURPOSES = ("train-ai", "search", "ai-input", "tdm")
-"""What ``ROBOTRULES_PURPOSES`` may list (the engine's ``PURPOSES``)."""
-
-MAX_RETRY_DELAY = 600.0
-"""The back-off between fetches of an unreachable robots.txt never exceeds this."""
-
-DAY = 86_400.0
-LIMITS: dict[str, float] = {
-    "ROBOTRULES_MAX_SIZE": 10_000_000,
-    "ROBOTRULES_RETRY_DELAY": MAX_RETRY_DELAY,
-    "ROBOTRULES_UNREACHABLE_TIMEOUT": 7 * DAY,
-    "ROBOTRULES_MAX_AGE": 365 * DAY,
-    "ROBOTRULES_MIN_AGE": 365 * DAY,
-    "ROBOTRULES_CACHE_SIZE": 100_000_000,
-    "ROBOTRULES_CACHE_BYTES": 2**40,
-    "ROBOTRULES_MAX_CRAWL_DELAY": DAY,
-    "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 10_000_000,
-    "ROBOTRULES_CONCURRENT_FETCHES": 10_000,
-    "ROBOTRULES_LEASE": 3_600.0,
-    "ROBOTRULES_PAGE_MAX_HTML": 10_000_000,
-}
-"""The largest value each numeric setting accepts (README's settings table says the same)."""
-
-
-class RobotRulesSettingError(ValueError):
-    """A ``ROBOTRULES_*`` setting (or spider attribute) has a value that cannot be used.
-
-    A ``ValueError``: Scrapy reports it, with this message as the last line
-    of the traceback, and the crawl does not start.
-    """
 
 
 @dataclass(frozen=True)
@@ -176,68 +158,68 @@ class RobotRulesConfig:
         def get(name: str) -> Any:
             return settings.get(name, DEFAULTS[name])
 
-        precedence = _choice(
+        precedence = as_choice(
             "ROBOTRULES_PRECEDENCE", get("ROBOTRULES_PRECEDENCE"), PRECEDENCE_MODES
         )
         attribute = getattr(spider, "robotrules_precedence", None)
         if attribute is not None:
-            precedence = _choice(
+            precedence = as_choice(
                 _attribute_name(spider, "robotrules_precedence"), attribute, PRECEDENCE_MODES
             )
         return cls(
             user_agent=_user_agent(settings, spider) if agent else "*",
             precedence=precedence,
-            agent_match=_choice(
+            agent_match=as_choice(
                 "ROBOTRULES_AGENT_MATCH", get("ROBOTRULES_AGENT_MATCH"), AGENT_MATCH_STYLES
             ),
-            max_size=_integer("ROBOTRULES_MAX_SIZE", get("ROBOTRULES_MAX_SIZE"), minimum=1),
-            unauthorized=_choice(
+            max_size=as_integer("ROBOTRULES_MAX_SIZE", get("ROBOTRULES_MAX_SIZE"), minimum=1),
+            unauthorized=as_choice(
                 "ROBOTRULES_UNAUTHORIZED", get("ROBOTRULES_UNAUTHORIZED"), UNAUTHORIZED_CHOICES
             ),
-            retry_delay=_seconds(
+            retry_delay=as_seconds(
                 "ROBOTRULES_RETRY_DELAY", get("ROBOTRULES_RETRY_DELAY"), zero=False
             ),
-            unreachable_timeout=_seconds(
+            unreachable_timeout=as_seconds(
                 "ROBOTRULES_UNREACHABLE_TIMEOUT", get("ROBOTRULES_UNREACHABLE_TIMEOUT")
             ),
-            max_age=_seconds("ROBOTRULES_MAX_AGE", get("ROBOTRULES_MAX_AGE"), zero=False),
-            min_age=_seconds("ROBOTRULES_MIN_AGE", get("ROBOTRULES_MIN_AGE")),
-            cache_size=_integer("ROBOTRULES_CACHE_SIZE", get("ROBOTRULES_CACHE_SIZE"), minimum=1),
-            cache_bytes=_integer(
+            max_age=as_seconds("ROBOTRULES_MAX_AGE", get("ROBOTRULES_MAX_AGE"), zero=False),
+            min_age=as_seconds("ROBOTRULES_MIN_AGE", get("ROBOTRULES_MIN_AGE")),
+            cache_size=as_integer("ROBOTRULES_CACHE_SIZE", get("ROBOTRULES_CACHE_SIZE"), minimum=1),
+            cache_bytes=as_integer(
                 "ROBOTRULES_CACHE_BYTES", get("ROBOTRULES_CACHE_BYTES"), minimum=1
             ),
-            crawl_delay=_boolean("ROBOTRULES_CRAWL_DELAY", get("ROBOTRULES_CRAWL_DELAY")),
-            max_crawl_delay=_seconds(
+            crawl_delay=as_boolean("ROBOTRULES_CRAWL_DELAY", get("ROBOTRULES_CRAWL_DELAY")),
+            max_crawl_delay=as_seconds(
                 "ROBOTRULES_MAX_CRAWL_DELAY", get("ROBOTRULES_MAX_CRAWL_DELAY")
             ),
-            max_waiting_per_origin=_integer(
+            max_waiting_per_origin=as_integer(
                 "ROBOTRULES_MAX_WAITING_PER_ORIGIN",
                 get("ROBOTRULES_MAX_WAITING_PER_ORIGIN"),
                 minimum=0,
             ),
-            concurrent_fetches=_integer(
+            concurrent_fetches=as_integer(
                 "ROBOTRULES_CONCURRENT_FETCHES", get("ROBOTRULES_CONCURRENT_FETCHES"), minimum=1
             ),
-            store=_store(get("ROBOTRULES_STORE")),
-            lease=_seconds("ROBOTRULES_LEASE", get("ROBOTRULES_LEASE"), zero=False),
-            page_nofollow=_boolean("ROBOTRULES_PAGE_NOFOLLOW", get("ROBOTRULES_PAGE_NOFOLLOW")),
-            page_nofollow_links=_boolean(
+            store=as_store(get("ROBOTRULES_STORE")),
+            lease=as_seconds("ROBOTRULES_LEASE", get("ROBOTRULES_LEASE"), zero=False),
+            page_nofollow=as_boolean("ROBOTRULES_PAGE_NOFOLLOW", get("ROBOTRULES_PAGE_NOFOLLOW")),
+            page_nofollow_links=as_boolean(
                 "ROBOTRULES_PAGE_NOFOLLOW_LINKS", get("ROBOTRULES_PAGE_NOFOLLOW_LINKS")
             ),
-            page_noindex=_choice(
+            page_noindex=as_choice(
                 "ROBOTRULES_PAGE_NOINDEX", get("ROBOTRULES_PAGE_NOINDEX"), PAGE_NOINDEX_CHOICES
             ),
-            page_noindex_field=_field_name(
+            page_noindex_field=as_field_name(
                 "ROBOTRULES_PAGE_NOINDEX_FIELD", get("ROBOTRULES_PAGE_NOINDEX_FIELD")
             ),
-            page_max_html=_integer(
+            page_max_html=as_integer(
                 "ROBOTRULES_PAGE_MAX_HTML", get("ROBOTRULES_PAGE_MAX_HTML"), minimum=1
             ),
-            purposes=_purposes(get("ROBOTRULES_PURPOSES")),
-            usage_items=_choice(
+            purposes=as_purposes(get("ROBOTRULES_PURPOSES")),
+            usage_items=as_choice(
                 "ROBOTRULES_USAGE_ITEMS", get("ROBOTRULES_USAGE_ITEMS"), PAGE_NOINDEX_CHOICES
             ),
-            usage_field=_field_name("ROBOTRULES_USAGE_FIELD", get("ROBOTRULES_USAGE_FIELD")),
+            usage_field=as_field_name("ROBOTRULES_USAGE_FIELD", get("ROBOTRULES_USAGE_FIELD")),
         )
 
     @classmethod
@@ -249,109 +231,6 @@ class RobotRulesConfig:
 def _attribute_name(spider: object, attribute: str) -> str:
     name = getattr(spider, "name", None) or type(spider).__name__
     return f"{attribute} (attribute of spider {name!r})"
-
-
-def _invalid(name: str, expected: str, value: object) -> RobotRulesSettingError:
-    return RobotRulesSettingError(f"{name} must be {expected}, not {value!r}")
-
-
-def _choice(name: str, value: object, choices: Sequence[str]) -> str:
-    if isinstance(value, str) and value in choices:
-        return value
-    listed = ", ".join(repr(c) for c in choices)
-    raise _invalid(name, f"one of {listed}", value)
-
-
-def _number(value: object) -> float | None:
-    """``value`` as a finite float, or ``None``; booleans are no numbers here."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-    else:
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _plain(number: float) -> str:
-    """``31536000``, ``0.5``: a number as a person writes it."""
-    return str(int(number)) if float(number).is_integer() else repr(number)
-
-
-def _seconds(name: str, value: object, *, zero: bool = True) -> float:
-    number = _number(value)
-    maximum = LIMITS[name]
-    if number is None or number < 0 or (number == 0 and not zero) or number > maximum:
-        bound = "0 or more" if zero else "more than 0"
-        raise _invalid(name, f"a number of seconds, {bound} and at most {_plain(maximum)}", value)
-    return number
-
-
-def _integer(name: str, value: object, *, minimum: int) -> int:
-    number = _number(value)
-    maximum = int(LIMITS[name])
-    if number is None or not number.is_integer() or not minimum <= number <= maximum:
-        raise _invalid(name, f"a whole number from {minimum} to {maximum}", value)
-    return int(number)
-
-
-def _boolean(name: str, value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("0", "1", "true", "false"):
-        return value.strip().lower() in ("1", "true")
-    raise _invalid(name, "True or False (or 1, 0, 'true', 'false')", value)
-
-
-def _purposes(value: object) -> tuple[str, ...]:
-    """A list (or comma-separated string) of purposes, each one of USAGE_PURPOSES."""
-    name = "ROBOTRULES_PURPOSES"
-    listed = ", ".join(repr(p) for p in USAGE_PURPOSES)
-    if value is None:
-        return ()
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple, set, frozenset)):
-        raise _invalid(name, f"a list of purposes among {listed}", value)
-    purposes: list[str] = []
-    for item in items:
-        purpose = item.strip() if isinstance(item, str) else item
-        if purpose == "":
-            continue
-        if purpose not in USAGE_PURPOSES:
-            raise _invalid(name, f"a list of purposes among {listed}", value)
-        if purpose not in purposes:
-            purposes.append(purpose)
-    return tuple(purposes)
-
-
-def _field_name(name: str, value: object) -> str:
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    raise _invalid(name, "a non-empty item field name", value)
-
-
-def _store(value: object) -> str:
-    name = "ROBOTRULES_STORE"
-    expected = "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db' or 'redis://...'"
-    if not isinstance(value, str):
-        raise _invalid(name, expected, value)
-    shown = redact_url(value)
-    try:
-        kind = store_kind(value.strip())
-    except ValueError:
-        raise _invalid(name, expected, shown) from None
-    if kind == "redis" and importlib.util.find_spec("redis") is None:
-        raise RobotRulesSettingError(
-            f"{name} = {shown!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
-        )
-    return value.strip()
 
 
 def named_for_robots(settings: BaseSettings, spider: Spider | None) -> bool:
@@ -394,7 +273,7 @@ def _user_agent(settings: BaseSettings, spider: Spider | None) -> str:
             continue
         agent = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
         if not isinstance(agent, str) or not product_token(agent):
-            raise _invalid(name, "a user agent string that starts with a product token", value)
+            raise invalid(name, "a user agent string that starts with a product token", value)
         return agent
     names = ", ".join(name for name, _ in candidates)
     raise RobotRulesSettingError(

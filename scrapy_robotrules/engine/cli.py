@@ -1,9 +1,10 @@
-"""``robotrules``: check URLs against a robots.txt file from the shell, and see why.
+"""``robotrules``: check URLs against a robots.txt file from the shell, and see why (SPEC 7).
 
 ``check`` answers like a crawler would; ``compare`` shows what each
-precedence mode would decide, so a switch of mode can be judged before it
-is made. ``page`` shows the page-level rules of a saved response
-(:mod:`.pagecli`).
+precedence mode (SPEC 5) would decide, so a switch of mode can be judged
+before it is made. ``page`` shows the page-level rules of a saved response
+(:mod:`.page.cli`); ``audit`` and ``compare --builtin`` are the operator's
+(:mod:`.operator_cli`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import NoReturn, TextIO
 
 from .. import __version__
 from .agents import AGENT_MATCH_STYLES, TOKEN
+from .operator_cli import add_audit_command, add_builtin_option, run_audit, run_builtin_compare
 from .page.cli import add_page_command, run_page
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
@@ -105,7 +107,9 @@ def _build_parser() -> argparse.ArgumentParser:
         " 1 when they disagree on any, 2 on a usage error.",
     )
     common(compare)
+    add_builtin_option(compare)
     add_page_command(commands)
+    add_audit_command(commands)
     return parser
 
 
@@ -163,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "page":
         return run_page(args, parser, sys.stdout)
+    if args.command == "audit":
+        return run_audit(args, parser, sys.stdout)
     if args.max_size < 1:
         parser.error("--max-size must be a positive number of bytes")
     try:
@@ -173,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         content, _robots_url(args.robots_url, args.urls), max_size=args.max_size
     )
     out = sys.stdout
+    if args.command == "compare" and args.builtin:
+        return run_builtin_compare(args, parser, content, robots, out)
     if args.command == "check":
         status = EXIT_ALLOWED
         width = max(len(url) for url in args.urls)

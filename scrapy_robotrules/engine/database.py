@@ -2,8 +2,9 @@
 
 Feed it robots.txt files as they are fetched (``parse``), ask it about any
 URL (``allowed``): ``None`` means "no fresh rules for that origin, fetch its
-robots.txt". Origins are scheme, host and port, so ``http://a.com`` and
-``https://a.com`` are kept apart (SPEC 8). Changing the agent forgets every
+robots.txt"; ``explain`` gives the same answer with its reasons (SPEC 7),
+both from the origin's fresh entry. Origins are scheme, host and port, so
+``http://a.com`` and ``https://a.com`` are kept apart (SPEC 8). Changing the agent forgets every
 origin, as WWW::RobotRules does, since the same files may say other things
 to another crawler.
 

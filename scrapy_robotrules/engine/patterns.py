@@ -1,5 +1,7 @@
 """Rule patterns: ``*`` wildcards, the final ``$`` anchor, and matching without backtracking.
 
+SPEC 4 (patterns; URLs are :mod:`.urls`).
+
 A pattern is split at its wildcards into literal pieces. Matching places each
 piece at its leftmost occurrence after the previous one (``str.find``), which
 is enough to decide a prefix match and can never blow up: the worst case is

@@ -1,4 +1,4 @@
-"""Reading a robots.txt file: bytes, the line grammar, and the split into groups.
+"""Reading a robots.txt file: bytes, the line grammar, and the split into groups (SPEC 1, 2).
 
 All leniency lives here, named in one place: the accepted misspellings, the
 ``key value`` form without a colon, the 500 KiB limit (SPEC 1).

@@ -1,313 +1,39 @@
-"""A parsed robots.txt file: decisions for any agent and mode, each one explainable.
+"""A parsed robots.txt file: decisions for any agent and mode, each one explainable (SPEC 5, 7).
 
-Parsing only finds the groups (see :mod:`.reading`); a group's rules are read
-and compiled when a crawler first needs them, and the compiled index is kept
-per (agent, precedence, agent_match), so a file asked the same question
-again answers from a dict lookup, a normalised path and a bisect.
+Parsing only finds the groups (:mod:`.reading`, SPEC 1 and 2); a group's
+rules are read (:mod:`.groups`) and indexed (:mod:`.index`) when a crawler
+first needs them, and the index is kept per (agent, precedence,
+agent_match), so a file asked the same question again answers from a dict
+lookup, a normalised path and a bisect. ``allowed`` and ``explain`` are one
+answer: both ask :meth:`RobotsTxt._decide` for the deciding rule. File-wide
+``Sitemap`` and ``Host`` and the group's politeness lines: SPEC 6.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import compress
-from operator import itemgetter
-from typing import NamedTuple
 from urllib.parse import urljoin
 
-from .agents import TOKEN, check_agent_match, group_token, product_token, select
-from .directives import (
-    RequestRate,
-    UtcWindow,
-    parse_crawl_delay,
-    parse_request_rate,
-    parse_window,
-)
-from .patterns import Pattern, compile_matcher, resolve_value
-from .precedence import (
-    MOST_SPECIFIC,
-    NO_RULE,
-    PlainRules,
-    Rule,
-    RuleIndex,
-    StarRules,
-    WildRule,
-    check_precedence,
-    code_line,
-    rule_code,
-)
-from .reading import (
-    DEFAULT_MAX_SIZE,
-    KEY_NAMES,
-    RawGroup,
-    count_unknown,
-    decode_value,
-    extra_items,
-    line_starts,
-    member_items,
-    member_line,
-    read_bytes,
-    read_layout,
-    usage_lines,
-)
+from .agents import TOKEN, check_agent_match, select
+from .decision import ROBOTS_PATH, Decision, is_robots_path
+from .directives import RequestRate, UtcWindow
+from .groups import AgentLine, Extras, Group
+from .index import RuleIndex
+from .patterns import Pattern
+from .precedence import MOST_SPECIFIC, NO_RULE, Rule, code_allows, code_line, strategy_for
+from .reading import DEFAULT_MAX_SIZE, RawGroup, read_bytes, read_layout, usage_lines
 from .urls import request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
 
-_ROBOTS_PATH = "/robots.txt"
 _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
 _MAX_VIEWS = 64
 _MAX_SHOWN = 32
 _KEYS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
 WEIGHT_BASE = 2048
 WEIGHT_PER_BYTE = 20
-
-
-class AgentLine(NamedTuple):
-    """A ``User-agent`` line: its value as written and its line number."""
-
-    value: str
-    line: int
-
-
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
-# The spellings nearly every file uses, looked up as written.
-_COMMON_KEYS = {
-    spelling.encode(): KEY_NAMES[spelling.lower()]
-    for spelling in ("Disallow", "Allow", "disallow", "allow", "DISALLOW", "ALLOW")
-}
-
-
-class _Rules(NamedTuple):
-    """A group's rules as read: what an index is built from, then dropped."""
-
-    allow: PlainRules
-    disallow: PlainRules
-    wild: list[WildRule]
-    stars: StarRules
-
-
-def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
-    """A rule value's matcher (``None``: the rule is ignored), as :func:`compile_matcher` says."""
-    resolved = resolve_value(written, robots_url)
-    return None if resolved is None else compile_matcher(resolved)
-
-
-def _read_rules(raw: RawGroup, robots_url: str | None) -> _Rules:
-    # The hot loop of a first question to a large file: plain values used
-    # as they are when they need no normalising, and sorted by kind as they
-    # come, in C (compress); only the other member lines go through Python.
-    items = member_items(raw.body)
-    lines = range(raw.body_line, raw.body_line + len(items))
-    if not items:
-        return _Rules(([], []), ([], []), [], StarRules([], [], [], [], [], []))
-    # One pass turns the rows into columns.
-    (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys, values, values2) = zip(
-        *items, strict=True
-    )
-    # Rule codes (line * 2 + allow) straight from ranges, in C.
-    first, end = raw.body_line * 2, (raw.body_line + len(items)) * 2
-    disallow_values = list(compress(disallows, disallows))
-    disallow_codes: list[int] = list(compress(range(first, end, 2), disallows))
-    allow_values = list(compress(allows, allows))
-    allow_codes: list[int] = list(compress(range(first + 1, end, 2), allows))
-    wild: list[WildRule] = []
-    starred = StarRules(
-        list(compress(lines, star_keys)),
-        [key[:1] in b"aA" for key in compress(star_keys, star_keys)],
-        list(compress(prefixes, star_keys)),
-        list(compress(stars, star_keys)),
-        list(compress(pieces, star_keys)),
-        list(compress(anchors, star_keys)),
-    )
-    others = list(
-        zip(
-            compress(lines, keys),
-            compress(keys, keys),
-            compress(values, keys),
-            compress(values2, keys),
-            strict=True,
-        )
-    )
-    read_apart = False
-    for line, key, value, value2 in others:
-        name = _COMMON_KEYS.get(key) or KEY_NAMES[key.decode("ascii").lower()]
-        if name not in ("disallow", "allow"):
-            continue  # Crawl-delay and the like: see _Extras.
-        written = decode_value(value or value2)
-        if not written:
-            continue  # SPEC 4: an empty value is no rule at all.
-        # A value that can never match (SPEC 4) is no matcher: it can never
-        # decide, so explain() never has to name it.
-        matcher = _rule_pattern(written, robots_url)
-        if matcher is None:
-            continue
-        allow = name == "allow"
-        if isinstance(matcher, str):
-            read_apart = True
-            prefix = matcher.encode()  # normalised: ASCII
-            if allow:
-                allow_values.append(prefix)
-                allow_codes.append(rule_code(line, allow))
-            else:
-                disallow_values.append(prefix)
-                disallow_codes.append(rule_code(line, allow))
-        else:
-            wild.append((line, allow, matcher))
-    if read_apart:
-        # Rules read one by one came after the regex-built ones: restore
-        # file order, which ranks and ties depend on.
-        allow_codes, allow_values = _in_file_order(allow_codes, allow_values)
-        disallow_codes, disallow_values = _in_file_order(disallow_codes, disallow_values)
-    return _Rules((allow_values, allow_codes), (disallow_values, disallow_codes), wild, starred)
-
-
-def _in_file_order(codes: list[int], values: list[bytes]) -> tuple[list[int], list[bytes]]:
-    pairs = sorted(zip(codes, values, strict=True))
-    return list(map(_FIRST, pairs)), list(map(_SECOND, pairs))
-
-
-class _Extras:
-    """A group's Crawl-delay, Request-rate and Visit-time lines, read."""
-
-    __slots__ = ("crawl_delay", "request_rates", "visit_times")
-
-    def __init__(self, raw: RawGroup) -> None:
-        self.crawl_delay: float | None = None
-        self.request_rates: list[RequestRate] = []
-        self.visit_times: list[UtcWindow] = []
-        for key, written in extra_items(raw.body):
-            name = KEY_NAMES[key.lower()]
-            if name == "crawl-delay":
-                delay = parse_crawl_delay(written)
-                if delay is not None and (self.crawl_delay is None or delay > self.crawl_delay):
-                    self.crawl_delay = delay
-            elif name == "request-rate":
-                rate = parse_request_rate(written)
-                if rate is not None:
-                    self.request_rates.append(rate)
-            elif name == "visit-time":
-                window = parse_window(written)
-                if window is not None:
-                    self.visit_times.append(window)
-
-
-class Group:
-    """One group: its ``User-agent`` lines, and its members, read on first use.
-
-    The rules are read into an index (see :class:`.RuleIndex`), which keeps
-    each rule's line number, not its text: the text is read again from the
-    group when a rule must be shown or re-compiled.
-    """
-
-    __slots__ = ("_extras", "_raw", "_starts", "tokens")
-
-    def __init__(self, raw: RawGroup) -> None:
-        self._raw = raw
-        self.tokens: tuple[str, ...] = tuple([group_token(value) for value, _ in raw.agents])
-        self._extras: _Extras | None = None
-        self._starts: array[int] | None = None
-
-    @property
-    def user_agents(self) -> tuple[AgentLine, ...]:
-        """The group's ``User-agent`` lines: value as written, line number."""
-        return tuple(AgentLine(value, line) for value, line in self._raw.agents)
-
-    @property
-    def line(self) -> int:
-        """Line of the group's first ``User-agent``."""
-        return self._raw.agents[0][1]
-
-    def unknown_lines(self) -> int:
-        return count_unknown(self._raw.body)
-
-    def rules(self, robots_url: str | None) -> _Rules:
-        return _read_rules(self._raw, robots_url)
-
-    def extras(self) -> _Extras:
-        if self._extras is None:
-            self._extras = _Extras(self._raw)
-        return self._extras
-
-    def holds(self, line: int) -> bool:
-        """Whether ``line`` is one of the group's member lines."""
-        raw = self._raw
-        return raw.body_line <= line < raw.body_line + raw.body.count(b"\n")
-
-    def member(self, line: int, *, keep: bool = False) -> tuple[str, str]:
-        """(directive, value as written) of the member at ``line``.
-
-        ``keep``: remember where lines start, for a caller that reads many
-        (a large set of wildcard rules read back one by one).
-        """
-        raw = self._raw
-        starts = self._starts
-        if starts is None:
-            starts = line_starts(raw.body)
-            if keep:
-                self._starts = starts
-        found = member_line(raw.body, starts[line - raw.body_line])
-        if found is None:
-            raise LookupError(f"no member at line {line}")
-        key, value = found
-        return KEY_NAMES[key.lower()], value
-
-    def __repr__(self) -> str:
-        return f"<Group {self}>"
-
-    def __str__(self) -> str:
-        agents = ", ".join(f"User-agent: {value}" for value, _ in self._raw.agents)
-        return f"{agents} (line {self.line})"
-
-
-@dataclass(frozen=True)
-class Decision:
-    """Why a URL is allowed or not: the deciding rule, the groups that applied, the mode."""
-
-    allowed: bool
-    rule: Rule | None
-    groups: list[Group]
-    url: str
-    path: str
-    agent: str
-    precedence: str
-    agent_match: str
-    note: str = ""
-    """Set when no file decided: why the origin is allowed or disallowed as a whole."""
-
-    @classmethod
-    def without_rules(
-        cls, url: str, agent: str, precedence: str, agent_match: str, *, allowed: bool, note: str
-    ) -> Decision:
-        """A decision on an origin as a whole (no robots.txt, or none reachable)."""
-        return cls(allowed, None, [], url, request_path(url), agent, precedence, agent_match, note)
-
-    @property
-    def reason(self) -> str:
-        """One line a person can read."""
-        verdict = "allowed" if self.allowed else "disallowed"
-        if self.note:
-            return f"{verdict}: {self.note}"
-        if self.rule is not None:
-            return f"{verdict} by {self.rule}"
-        if is_robots_path(self.path):
-            return f"{verdict}: /robots.txt itself is always allowed"
-        if not self.groups:
-            return f"{verdict}: no group applies to {product_token(self.agent) or '(empty)'!r}"
-        groups = "; ".join(str(g) for g in self.groups)
-        return f"{verdict}: no rule matches in {groups}"
-
-    def __str__(self) -> str:
-        return self.reason
-
-
-def is_robots_path(path: str) -> bool:
-    return path.startswith(_ROBOTS_PATH) and (
-        len(path) == len(_ROBOTS_PATH) or path[len(_ROBOTS_PATH)] == "?"
-    )
 
 
 class RobotsTxt:
@@ -412,7 +138,7 @@ class RobotsTxt:
         if len(_KEYS) >= _MAX_VIEWS:
             _KEYS.clear()
         key = _KEYS.setdefault(key, key)
-        check_precedence(precedence)
+        strategy = strategy_for(precedence)
         chosen = self._selected(agent, agent_match)
         # Agents that select the same groups share one index.
         index = next((i for i in self._views.values() if i.key == (chosen, precedence)), None)
@@ -425,7 +151,7 @@ class RobotsTxt:
                 [r.disallow for r in read],
                 wild,
                 [r.stars for r in read],
-                precedence,
+                strategy,
                 pattern_at=functools.partial(self._pattern_at, groups),
                 key=(chosen, precedence),
             )
@@ -433,6 +159,20 @@ class RobotsTxt:
             self._views.clear()  # Bound the memory of callers that vary the agent.
         self._views[key] = index
         return index
+
+    def _decide(self, path: str, agent: str, precedence: str, agent_match: str) -> int:
+        """The one answer behind :meth:`allowed` and :meth:`explain`.
+
+        The code of the rule that decides the normalised ``path``
+        (:data:`.NO_RULE` when none does; ``/robots.txt`` itself is always
+        allowed, whatever the rules say).
+        """
+        index = self._views.get((agent, precedence, agent_match))
+        if index is None:
+            index = self._index(agent, precedence, agent_match)
+        if path.startswith(ROBOTS_PATH) and is_robots_path(path):
+            return NO_RULE
+        return index.decide(path)
 
     def allowed(
         self,
@@ -442,14 +182,8 @@ class RobotsTxt:
         agent_match: str = TOKEN,
     ) -> bool:
         """Whether ``agent`` may fetch ``url`` (absolute, or a bare path)."""
-        index = self._views.get((agent, precedence, agent_match))
-        if index is None:
-            index = self._index(agent, precedence, agent_match)
-        path = request_path(url)
-        if path.startswith(_ROBOTS_PATH) and is_robots_path(path):
-            return True
-        found = index.decide(path)
-        return found == NO_RULE or found & 1 == 1  # code_allows, inlined: the hot path
+        # code_allows(), inlined (the hot path); NO_RULE (-1) allows too.
+        return self._decide(request_path(url), agent, precedence, agent_match) & 1 == 1
 
     def explain(
         self,
@@ -459,13 +193,11 @@ class RobotsTxt:
         agent_match: str = TOKEN,
     ) -> Decision:
         """The decision for ``url`` with the rule and groups behind it."""
-        index = self._index(agent, precedence, agent_match)
-        groups = [self.groups[i] for i in self._selected(agent, agent_match)]
         path = request_path(url)
-        found = NO_RULE if is_robots_path(path) else index.decide(path)
-        rule = None if found == NO_RULE else self._rule(groups, code_line(found))
-        allowed = rule is None or rule.allow
-        return Decision(allowed, rule, groups, url, path, agent, precedence, agent_match)
+        code = self._decide(path, agent, precedence, agent_match)
+        groups = [self.groups[i] for i in self._selected(agent, agent_match)]
+        rule = None if code == NO_RULE else self._rule(groups, code_line(code))
+        return Decision(code_allows(code), rule, groups, url, path, agent, precedence, agent_match)
 
     def _rule(self, groups: Sequence[Group], line: int) -> Rule:
         """The rule at ``line``, read again from its group (a scan of the group's text).
@@ -489,15 +221,11 @@ class RobotsTxt:
 
     def _pattern_at(self, groups: Sequence[Group], line: int) -> Pattern:
         """The wildcard pattern of the rule at ``line``, read again from its group."""
-        group = next(g for g in groups if g.holds(line))
-        matcher = _rule_pattern(group.member(line, keep=True)[1], self.url)
-        if not isinstance(matcher, Pattern):
-            raise LookupError(f"no wildcard rule at line {line}")
-        return matcher
+        return next(g for g in groups if g.holds(line)).pattern(line, self.url)
 
     # Politeness.
 
-    def _extras(self, agent: str, agent_match: str) -> list[_Extras]:
+    def _extras(self, agent: str, agent_match: str) -> list[Extras]:
         return [self.groups[i].extras() for i in self._selected(agent, agent_match)]
 
     def crawl_delay(self, agent: str, agent_match: str = TOKEN) -> float | None:

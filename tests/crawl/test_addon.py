@@ -182,9 +182,29 @@ def _root() -> Path:
     return Path(scrapy_robotrules.__file__).resolve().parent.parent
 
 
+SCRAPY_NAMES = (
+    "Addon",
+    "PageDirectivesMiddleware",
+    "RobotParser",
+    "RobotRulesExtension",
+    "RobotRulesMiddleware",
+    "RobotRulesSettingError",
+    "RobotsBodyMiddleware",
+    "RobotsTxtForbidden",
+    "RobotsTxtNotFetched",
+    "RobotsTxtUnreachable",
+    "UsagePreferencesMiddleware",
+)
+"""The Scrapy-layer names README tells users to import from the package itself."""
+
+
 def test_the_scrapy_names_are_loaded_on_first_access() -> None:
-    for name in ("Addon", "RobotParser", "RobotRulesExtension", "RobotRulesMiddleware"):
+    for name in SCRAPY_NAMES:
         assert name in dir(scrapy_robotrules)
         assert getattr(scrapy_robotrules, name).__name__ == name
+    assert "robotrules_fetched" in dir(scrapy_robotrules)
+    from scrapy_robotrules.crawl.signals import robotrules_fetched
+
+    assert scrapy_robotrules.robotrules_fetched is robotrules_fetched
     with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):
         scrapy_robotrules.Nothing  # noqa: B018

@@ -30,8 +30,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import MemoryStore, RobotRules, RobotsTxt
-from scrapy_robotrules.engine import precedence
 from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.index import literals, wildcards
 from scrapy_robotrules.engine.robotstxt import Group
 from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES, Entry
 
@@ -52,11 +52,9 @@ class TriedRules:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        for name in ("_scan", "_scan_checked"):
-            original = getattr(precedence, name, None)
-            if original is None:
-                continue
-            monkeypatch.setattr(precedence, name, self._counting(original))
+        # The automaton's one-by-one scan (of the rules its needles found, or
+        # of every rule when it gives up); a missing name fails, never skips.
+        monkeypatch.setattr(literals, "scan_checked", self._counting(wildcards.scan_checked))
 
     def _counting(self, original: Any) -> Any:
         def scan(rules: Iterable[Any], *args: Any) -> Any:
@@ -116,7 +114,7 @@ filler_rules = st.lists(
             lambda t: t.replace("#", "").replace("$", "") or "b"
         ),
     ),
-    min_size=70,  # above precedence._AUTOMATON_MIN
+    min_size=70,  # above index.literals.AUTOMATON_MIN
     max_size=90,
 )
 

@@ -1,5 +1,7 @@
 """``unavailable_after`` dates, in the formats Google's robots meta tag documentation names.
 
+No SPEC section (page-level rules are outside it).
+
 "The date/time must be specified in a widely adopted format including, but
 not limited to RFC 822, RFC 850, and ISO 8601. The rule is ignored if no
 valid date/time is specified." So a value that is no date is ``None`` (the

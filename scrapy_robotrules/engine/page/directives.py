@@ -1,5 +1,7 @@
 """Page-level robots directives: the ``X-Robots-Tag`` header and the robots ``meta`` tag.
 
+No SPEC section (the SPEC is robots.txt's).
+
 Read as Google's "Robots meta tag, data-nosnippet, and X-Robots-Tag
 specifications" describes them: a comma-separated list of rules,
 case-insensitive; ``none`` is ``noindex, nofollow``; ``all`` is no
@@ -7,7 +9,7 @@ restriction; a header value may start with a crawler's name
 (``examplebot: noindex``), a meta tag names its crawler in ``name``; several
 headers and several tags add up, and where rules conflict the more
 restrictive one applies. Crawler names are matched on the product token,
-as robots.txt ``User-agent`` lines are (:mod:`.agents`).
+as robots.txt ``User-agent`` lines are (:mod:`..agents`).
 
 Hostile input costs little: at most :data:`MAX_VALUES` values of each kind,
 :data:`MAX_VALUE_CHARS` characters of each and :data:`MAX_ITEMS` rules per

@@ -1,5 +1,7 @@
 """The ``<meta name content>`` tags of an HTML page's head, read by a small tolerant scanner.
 
+No SPEC section (page-level rules are outside it).
+
 Robots meta tags belong in the ``<head>``, so only the head is read: up to
 ``</head>`` or the ``<body>`` tag, and never more than ``limit`` bytes, so a
 10 MB page costs no more than its first bytes. No parser, no tree: one

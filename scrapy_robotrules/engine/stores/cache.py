@@ -1,4 +1,4 @@
-"""A persistent or shared backend behind a small in-process cache of parsed entries.
+"""A persistent or shared backend behind a small in-process cache of parsed entries (SPEC 8).
 
 Deciding a request must not cost a round trip: a fresh entry in the cache
 decides at once, and the backend is asked only for an origin that has no
@@ -236,7 +236,7 @@ class CachedStore:
         return None if isinstance(wait, _Failed) else wait
 
     def eviction(self) -> str | None:
-        """The backend's :meth:`~.backends.Backend.eviction`; ``None`` if it does not answer."""
+        """The backend's :meth:`~.interface.Backend.eviction`; ``None`` if it does not answer."""
         found = self._ask("eviction", self.backend.eviction)
         return None if isinstance(found, _Failed) else found
 

@@ -1,4 +1,4 @@
-"""Stores that outlive a process: what they keep, what they must do, and how one is named.
+"""What a store keeps and must do (SPEC 8): entries, records, backends, and one entry's answer.
 
 A backend keeps *records*: the raw robots.txt bytes of an origin and how
 its fetch ended, never parsed objects (parsing is fast, and bytes mean the
@@ -125,30 +125,45 @@ class Entry:
         """Estimated bytes held: the parsed file's weight, or a small record."""
         return _ENTRY_WEIGHT + (self.robots.weight if self.robots is not None else 0)
 
-    def explain(self, url: str, agent: str, precedence: str, agent_match: str) -> Decision:
-        """The decision for ``url``; an unreachable origin keeps earlier rules if it has them."""
-        if self.robots is not None and self.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
-            return self.robots.explain(url, agent, precedence, agent_match)
-        if is_robots_path(request_path(url)):
-            return _EMPTY.explain(url, agent, precedence, agent_match)
-        allowed = self.outcome is Outcome.ALLOW_ALL
-        status = f"HTTP {self.status}" if self.status is not None else "no answer"
-        notes = {
-            Outcome.ALLOW_ALL: f"no robots.txt ({status}): everything allowed",
-            Outcome.DISALLOW_ALL: f"robots.txt refused ({status}): everything disallowed",
-            Outcome.UNREACHABLE: f"robots.txt unreachable ({status}): disallowed for now",
-        }
-        return Decision.without_rules(
-            url, agent, precedence, agent_match, allowed=allowed, note=notes[self.outcome]
-        )
+    def _rules(self) -> RobotsTxt | None:
+        """The file whose rules decide: the one fetched, or an unreachable origin's earlier one.
+
+        ``None``: the outcome decides for the whole origin (SPEC 8).
+        """
+        robots = self.robots
+        return robots if robots is not None and self.outcome in _DECIDED_BY_RULES else None
+
+    def _outcome_allows(self, path: str) -> bool:
+        """Without rules: only "no robots.txt" allows, and ``/robots.txt`` itself always."""
+        return self.outcome is Outcome.ALLOW_ALL or is_robots_path(path)
 
     def allowed(self, url: str, agent: str, precedence: str, agent_match: str) -> bool:
-        if self.robots is not None and self.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
-            return self.robots.allowed(url, agent, precedence, agent_match)
-        return self.outcome is Outcome.ALLOW_ALL or is_robots_path(request_path(url))
+        robots = self._rules()
+        if robots is not None:
+            return robots.allowed(url, agent, precedence, agent_match)
+        return self._outcome_allows(request_path(url))
+
+    def explain(self, url: str, agent: str, precedence: str, agent_match: str) -> Decision:
+        """The decision for ``url``; an unreachable origin keeps earlier rules if it has them."""
+        robots = self._rules()
+        if robots is not None:
+            return robots.explain(url, agent, precedence, agent_match)
+        path = request_path(url)
+        allowed = self._outcome_allows(path)
+        # /robots.txt itself: the decision's reason says it is always allowed.
+        note = "" if is_robots_path(path) else self._note()
+        return Decision(allowed, None, [], url, path, agent, precedence, agent_match, note)
+
+    def _note(self) -> str:
+        status = f"HTTP {self.status}" if self.status is not None else "no answer"
+        if self.outcome is Outcome.ALLOW_ALL:
+            return f"no robots.txt ({status}): everything allowed"
+        if self.outcome is Outcome.DISALLOW_ALL:
+            return f"robots.txt refused ({status}): everything disallowed"
+        return f"robots.txt unreachable ({status}): disallowed for now"
 
 
-_EMPTY = RobotsTxt.parse(b"")
+_DECIDED_BY_RULES = (Outcome.RULES, Outcome.UNREACHABLE)
 _ENTRY_WEIGHT = 256
 
 

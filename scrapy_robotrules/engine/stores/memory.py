@@ -1,9 +1,10 @@
-"""Where a rules database keeps its entries: a small interface, and the in-memory store.
+"""The in-memory store: parsed entries by origin, bounded in origins and in bytes (SPEC 8).
 
 What an origin's entry holds is what any store must keep: the outcome of
 the last fetch, the parsed file (if there is one), and when it goes stale.
-Persistent and shared stores (:mod:`.cached_store`) implement the same
-methods, keeping the raw robots.txt bytes rather than parsed objects.
+Persistent and shared stores (:mod:`.cache` over :mod:`.sqlite` or
+:mod:`.redis`) implement the same methods, keeping the raw robots.txt bytes
+rather than parsed objects.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""How a store is named: ``ROBOTRULES_STORE`` values, and showing them without secrets."""
+"""How a store is named: ``ROBOTRULES_STORE`` values, and showing them without secrets.
+
+No SPEC section: where rules are kept is a setting (README), not behaviour.
+"""
 
 from __future__ import annotations
 

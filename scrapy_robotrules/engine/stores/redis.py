@@ -1,5 +1,7 @@
 """robots.txt records in Redis: one store for every process on every machine of a fleet.
 
+SPEC 8: one robots.txt per origin, fetched once for the fleet.
+
 Each origin has a hash of its record (expiring a week after it goes
 stale), a lease key (``SET NX PX``: who fetches it now) and a pace key (the
 next time the fleet may send it a request). Leases and paces change in Lua

@@ -1,5 +1,7 @@
 """robots.txt records in an SQLite file: kept across restarts, shared by processes on one machine.
 
+SPEC 8: one robots.txt per origin, fetched once for every process.
+
 The file is in WAL mode, so readers never wait for a writer; leases and
 paces change inside ``BEGIN IMMEDIATE`` transactions, which SQLite runs one
 at a time across processes, so two processes never both take a lease or

@@ -1,5 +1,7 @@
 """W3C TDMRep: ``/.well-known/tdmrep.json``, the ``tdm-reservation`` headers and meta tags.
 
+No SPEC section (usage preferences are outside it).
+
 TDM Reservation Protocol, Community Group final report of 10 May 2024
 (not a W3C Standard). Section numbers are the report's:
 
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 from ..patterns import Pattern, compile_matcher
 from ..urls import request_path
-from .preferences import HEADER, META, TDM, TDM_RESERVATION, TDMREP_FILE, Statement
+from .vocabulary import HEADER, META, TDM, TDM_RESERVATION, TDMREP_FILE, Statement
 
 __all__ = ["MAX_FILE_BYTES", "MAX_RULES", "TDMREP_PATH", "TdmRep", "TdmRule", "tdm_statement"]
 

@@ -1,0 +1,354 @@
+"""CPU per crawled page: this package's crawl layer against Scrapy's built-in middleware.
+
+Usage::
+
+    python benchmarks/cpu_per_page.py [--sites N] [--pages P] [--rounds R]
+                                      [--profile FILE] [--top N] [--json PATH]
+
+One run: a sites server in a process of its own (``sites.py``: ``--sites``
+(300) local sites of ``--pages`` (10) pages that all link to each other,
+every robots.txt answering at once and allowing every page), and one fresh
+crawler process per crawl, which follows every link from each home page
+(so each page offers ``--pages`` requests, all but the first of each
+duplicates). Only the crawler's CPU is counted: user plus system time of
+its process (``resource.getrusage``) from just before the crawl starts until
+the reactor has stopped, the modules of all variants imported beforehand.
+Per page is that CPU over the pages crawled.
+
+Variants, with the same settings otherwise (``_crawler.COMMON_SETTINGS``):
+``builtin`` (Scrapy's ``RobotsTxtMiddleware``), ``ours`` (the add-on) and
+``obey-false`` (``ROBOTSTXT_OBEY=False``, the floor). They take turns in each
+of ``--rounds`` (3) rounds, the order rotating, and each variant's median is
+reported. Target (issue 13): ours per page <= built-in per page (ratio at
+most 1.00). The robots layer's own share is each variant's figure minus the
+floor's.
+
+``--profile FILE`` then crawls once more with ``ours`` under cProfile (the
+crawler's main thread) and writes its statistics to FILE, and the built-in's
+to ``FILE.builtin``, and prints the functions of ``scrapy_robotrules`` with
+the most time of their own, and the Python functions (of any code) called
+most often more with ours than with the built-in. Profiled crawls are not part of
+the figures. A default run takes about two minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from _common import distribution_version, environment, progress, render_table, use_checkout
+from _crawler import HREF, VARIANTS, cpu_seconds, max_rss_bytes, run_worker, variant_settings
+
+DEFAULT_SITES = 300
+DEFAULT_PAGES = 10
+DEFAULT_ROUNDS = 3
+TARGET = 1.00
+"""Ours' CPU per page over the built-in's, at most (issue 13)."""
+PACKAGE = "scrapy_robotrules"
+
+
+# --------------------------------------------------------------------------
+# One crawl (runs in a worker process)
+# --------------------------------------------------------------------------
+
+
+def preload() -> None:
+    """Import what every variant may load lazily, so that no variant's CPU counts imports."""
+    import protego  # noqa: F401  (the built-in's parser)
+    import scrapy.downloadermiddlewares.robotstxt
+    import scrapy.robotstxt  # noqa: F401
+
+    use_checkout()
+    import scrapy_robotrules
+
+    for name in ("Addon", "RobotRulesMiddleware", "RobotRulesExtension", "RobotParser"):
+        getattr(scrapy_robotrules, name)
+
+
+def crawl(variant: str, port: int, sites: int, pages: int, profile: str | None) -> dict[str, Any]:
+    """Crawl every site from its home page, following links; what it cost this process."""
+    import scrapy
+    from scrapy import signals
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.http import Response
+    from scrapy.settings.default_settings import TWISTED_REACTOR
+    from scrapy.utils.reactor import install_reactor
+    from sites import host_name
+
+    preload()
+    process = CrawlerProcess(variant_settings(variant))
+    install_reactor(TWISTED_REACTOR)
+    start_urls = [f"http://{host_name(site)}:{port}/" for site in range(sites)]
+    crawled = [0]
+    clock: dict[str, float] = {}
+
+    class CpuSpider(scrapy.Spider):
+        name = "cpu"
+
+        async def start(self) -> Any:
+            for url in start_urls:
+                yield scrapy.Request(url)
+
+        def parse(self, response: Response, **kwargs: Any) -> Any:
+            crawled[0] += 1
+            for href in HREF.findall(response.body):
+                yield response.follow(href.decode())
+
+    crawler = process.create_crawler(CpuSpider)
+
+    def opened(spider: scrapy.Spider) -> None:
+        clock["opened"] = time.monotonic()
+
+    def closed(spider: scrapy.Spider, reason: str) -> None:
+        clock["closed"] = time.monotonic()
+
+    crawler.signals.connect(opened, signal=signals.spider_opened)
+    crawler.signals.connect(closed, signal=signals.spider_closed)
+    profiler = cProfile.Profile() if profile else None
+    before = cpu_seconds()
+    if profiler is not None:
+        profiler.enable()
+    process.crawl(crawler)
+    process.start()
+    if profiler is not None:
+        profiler.disable()
+    cpu = cpu_seconds() - before
+    if profiler is not None and profile:
+        profiler.dump_stats(profile)
+    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+    return {
+        "variant": variant,
+        "pages": crawled[0],
+        "cpu": cpu,
+        "ms_per_page": 1e3 * cpu / crawled[0] if crawled[0] else None,
+        "wall": clock.get("closed", 0.0) - clock.get("opened", 0.0),
+        "robots_requests": int(
+            stats.get("robotstxt/request_count", 0) + stats.get("robotrules/request_count", 0)
+        ),
+        "max_rss": max_rss_bytes(),
+    }
+
+
+def worker(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="cpu_per_page.py --worker")
+    parser.add_argument("variant", choices=VARIANTS)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--sites", type=int, required=True)
+    parser.add_argument("--pages", type=int, required=True)
+    parser.add_argument("--profile")
+    args = parser.parse_args(argv)
+    answer = crawl(args.variant, args.port, args.sites, args.pages, args.profile)
+    print(json.dumps(answer), flush=True)
+    return 0
+
+
+# --------------------------------------------------------------------------
+# Driving the crawls and reporting
+# --------------------------------------------------------------------------
+
+
+def hot_spots(path: str, top: int) -> tuple[float, float, list[Sequence[str]]]:
+    """(profile's total time, time of the package's own code, top rows by own time)."""
+    stats: Any = pstats.Stats(path)
+    total = float(stats.total_tt)
+    own = 0.0
+    rows: list[tuple[float, Sequence[str]]] = []
+    for (filename, line, function), (_, calls, tottime, cumtime, _) in stats.stats.items():
+        position = filename.replace("\\", "/").rfind(f"/{PACKAGE}/")
+        if position < 0:
+            continue
+        own += tottime
+        where = _where(filename, line, function)
+        rows.append(
+            (tottime, [where, f"{calls:,}", f"{tottime * 1e3:.0f}", f"{cumtime * 1e3:.0f}"])
+        )
+    rows.sort(key=lambda row: row[0], reverse=True)
+    return total, own, [row for _, row in rows[:top]]
+
+
+def _where(filename: str, line: int, function: str) -> str:
+    """A profile entry's place without the machine's directories."""
+    path = filename.replace("\\", "/")
+    for marker in (f"/{PACKAGE}/", "/site-packages/", "/lib/python"):
+        position = path.rfind(marker)
+        if position >= 0:
+            path = path[position + 1 :]
+            break
+    return f"{path}:{line} {function}"
+
+
+def extra_calls(ours: str, builtin: str, top: int) -> list[Sequence[str]]:
+    """Python functions (of any code) called most often more with ours than with the built-in."""
+    mine: Any = pstats.Stats(ours)
+    theirs: Any = pstats.Stats(builtin)
+    rows: list[tuple[int, Sequence[str]]] = []
+    for key, (_, calls, tottime, _, _) in mine.stats.items():
+        _, before, their_tt, _, _ = theirs.stats.get(key, (0, 0, 0.0, 0.0, {}))
+        if calls > before and key[0] != "~":  # "~": built-in functions
+            where = _where(*key)
+            cells = [where, f"{calls:,}", f"{before:,}", f"{(tottime - their_tt) * 1e3:+.0f}"]
+            rows.append((calls - before, cells))
+    rows.sort(key=lambda row: row[0], reverse=True)
+    return [row for _, row in rows[:top]]
+
+
+def summary(results: list[dict[str, Any]]) -> dict[str, float]:
+    """Median, min and max of ms per page over a variant's rounds."""
+    figures = [r["ms_per_page"] for r in results if r["ms_per_page"] is not None]
+    if not figures:
+        return {}
+    return {"median": statistics.median(figures), "min": min(figures), "max": max(figures)}
+
+
+def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> list[str]:
+    """The table, the ratio against its target and the robots layers' own shares."""
+    rows: list[Sequence[str]] = []
+    medians: dict[str, float] = {}
+    for variant in VARIANTS:
+        runs = results[variant]
+        figures = summary(runs)
+        if not figures:
+            rows.append([variant, "failed", "", "", "", ""])
+            continue
+        medians[variant] = figures["median"]
+        rows.append(
+            [
+                variant,
+                f"{figures['median']:.2f} ms",
+                f"{figures['min']:.2f}-{figures['max']:.2f}",
+                f"{statistics.median(r['cpu'] for r in runs):.2f} s",
+                ", ".join(sorted({f"{r['pages']:,}" for r in runs})),
+                ", ".join(sorted({f"{r['robots_requests']:,}" for r in runs})),
+            ]
+        )
+    headers = ["variant", "CPU/page", "range", "CPU", "pages", "robots.txt"]
+    lines = [render_table(headers, rows)]
+    ours, builtin, floor = (medians.get(v) for v in ("ours", "builtin", "obey-false"))
+    if ours is not None and builtin is not None:
+        value = ours / builtin
+        verdict = "PASS" if value <= TARGET else "FAIL"
+        lines.append(
+            f"ours / built-in CPU per page: {value:.3f} (target <= {TARGET:.2f}: {verdict}); "
+            f"built-in {builtin:.2f} ms, ours {ours:.2f} ms"
+        )
+        if floor is not None:
+            mine, theirs = ours - floor, builtin - floor
+            share = f"{mine / theirs:.2f}x" if theirs > 0 else "n/a"
+            lines.append(
+                f"robots layer's own CPU per page (variant - obey-false {floor:.2f} ms): "
+                f"ours {mine:.2f} ms, built-in {theirs:.2f} ms ({share})"
+            )
+    lines.append(
+        f"medians of {args.rounds} round{'s' if args.rounds != 1 else ''}; "
+        f"{args.sites:,} sites x {args.pages} pages, each page linking to every page of its site"
+    )
+    return lines
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sites", type=int, default=DEFAULT_SITES)
+    parser.add_argument("--pages", type=int, default=DEFAULT_PAGES)
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
+    parser.add_argument("--max-time", type=float, default=300.0, help="seconds per crawl")
+    parser.add_argument("--profile", metavar="FILE", help="profile ours (and FILE.builtin)")
+    parser.add_argument("--top", type=int, default=20, help="hot spots to print (default 20)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    if min(args.sites, args.pages, args.rounds, args.max_time, args.top) <= 0:
+        parser.error("--sites, --pages, --rounds, --max-time and --top must be positive")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--worker":
+        return worker(argv[1:])
+    args = parse_args(argv)
+    from sites import ServerError, sites_process
+
+    env = environment()
+    print(
+        f"CPU per crawled page: {args.sites:,} sites x {args.pages} pages, {args.rounds} rounds; "
+        f"{env['python']} ({env['cpus']} CPUs), Scrapy {distribution_version('scrapy')}, "
+        f"Twisted {distribution_version('twisted')}"
+    )
+    results: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    failures: list[str] = []
+    size = [f"--sites={args.sites}", f"--pages={args.pages}"]
+    with tempfile.TemporaryDirectory(prefix="robotrules-cpu-") as tmp:
+        try:
+            with sites_process(args.sites, args.pages, Path(tmp) / "server.log") as server:
+                port = f"--port={server.port}"
+                for n in range(args.rounds):
+                    order = VARIANTS[n % 3 :] + VARIANTS[: n % 3]
+                    for variant in order:
+                        progress(f"round {n + 1}/{args.rounds}, {variant} ...")
+                        answer, err = run_worker(__file__, [variant, port, *size], args.max_time)
+                        if answer is None:
+                            failures.append(f"round {n + 1} {variant}: {err}")
+                            progress(f"  failed: {err}")
+                            continue
+                        results[variant].append(answer)
+                        progress(
+                            f"  {answer['pages']} pages, {answer['cpu']:.2f} s CPU, "
+                            f"{answer['ms_per_page']:.2f} ms/page, wall {answer['wall']:.1f} s"
+                        )
+                if args.profile:
+                    for variant, path in (
+                        ("ours", args.profile),
+                        ("builtin", f"{args.profile}.builtin"),
+                    ):
+                        progress(f"profiling {variant} into {path} ...")
+                        _, err = run_worker(
+                            __file__, [variant, port, *size, f"--profile={path}"], args.max_time
+                        )
+                        if not Path(path).exists():
+                            failures.append(f"profile {variant}: {err}")
+                served = server.finish()
+        except ServerError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    print()
+    lines = report(results, args)
+    print("\n".join(lines))
+    print(
+        f"server: {served['page_requests']:,} pages and {served['robots_requests']:,} "
+        "robots.txt served in all"
+    )
+    if args.profile and Path(args.profile).exists():
+        for path in (args.profile, f"{args.profile}.builtin"):
+            if not Path(path).exists():
+                continue
+            total, own, rows = hot_spots(path, args.top)
+            print()
+            print(
+                f"{path}: {total:.2f} s profiled, {own:.2f} s ({own / total:.0%}) in "
+                f"{PACKAGE}'s own code"
+            )
+            if rows:
+                print(render_table(["function", "calls", "own ms", "cum ms"], rows))
+        if Path(f"{args.profile}.builtin").exists():
+            print()
+            print("called more often with ours than with the built-in (own ms: the difference)")
+            rows = extra_calls(args.profile, f"{args.profile}.builtin", args.top)
+            print(render_table(["function", "ours", "built-in", "own ms"], rows))
+    for failure in failures:
+        print(f"FAILED: {failure}")
+    if args.json:
+        data = {"environment": env, "args": vars(args), "results": results, "report": lines}
+        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

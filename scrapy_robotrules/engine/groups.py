@@ -1,0 +1,243 @@
+"""One group of a robots.txt file: its ``User-agent`` lines, and its members read on first use.
+
+SPEC 2 (what a group holds), SPEC 4 (a rule's value: empty or never
+matching values are no rule) and SPEC 6 (``Crawl-delay``, ``Request-rate``,
+``Visit-time`` per group). A group's member lines stay bytes until a
+crawler first asks for it; its rules are then read in columns, sorted by
+kind in C, for :class:`.RuleIndex` to be built from and then dropped.
+"""
+
+from __future__ import annotations
+
+from array import array
+from itertools import compress
+from operator import itemgetter
+from typing import NamedTuple
+
+from .agents import group_token
+from .directives import (
+    RequestRate,
+    UtcWindow,
+    parse_crawl_delay,
+    parse_request_rate,
+    parse_window,
+)
+from .index import StarRules, WildRule
+from .patterns import Pattern, compile_matcher, resolve_value
+from .precedence import PlainRules, rule_code
+from .reading import (
+    KEY_NAMES,
+    RawGroup,
+    count_unknown,
+    decode_value,
+    extra_items,
+    line_starts,
+    member_items,
+    member_line,
+)
+
+__all__ = ["AgentLine", "Extras", "Group", "GroupRules"]
+
+
+class AgentLine(NamedTuple):
+    """A ``User-agent`` line: its value as written and its line number."""
+
+    value: str
+    line: int
+
+
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+# The spellings nearly every file uses, looked up as written.
+_COMMON_KEYS = {
+    spelling.encode(): KEY_NAMES[spelling.lower()]
+    for spelling in ("Disallow", "Allow", "disallow", "allow", "DISALLOW", "ALLOW")
+}
+
+
+class GroupRules(NamedTuple):
+    """A group's rules as read: what an index is built from, then dropped."""
+
+    allow: PlainRules
+    disallow: PlainRules
+    wild: list[WildRule]
+    stars: StarRules
+
+
+def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
+    """A rule value's matcher (``None``: the rule is ignored), as :func:`compile_matcher` says."""
+    resolved = resolve_value(written, robots_url)
+    return None if resolved is None else compile_matcher(resolved)
+
+
+def _read_rules(raw: RawGroup, robots_url: str | None) -> GroupRules:
+    # The hot loop of a first question to a large file: plain values used
+    # as they are when they need no normalising, and sorted by kind as they
+    # come, in C (compress); only the other member lines go through Python.
+    items = member_items(raw.body)
+    lines = range(raw.body_line, raw.body_line + len(items))
+    if not items:
+        return GroupRules(([], []), ([], []), [], StarRules([], [], [], [], [], []))
+    # One pass turns the rows into columns.
+    (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys, values, values2) = zip(
+        *items, strict=True
+    )
+    # Rule codes (line * 2 + allow) straight from ranges, in C.
+    first, end = raw.body_line * 2, (raw.body_line + len(items)) * 2
+    disallow_values = list(compress(disallows, disallows))
+    disallow_codes: list[int] = list(compress(range(first, end, 2), disallows))
+    allow_values = list(compress(allows, allows))
+    allow_codes: list[int] = list(compress(range(first + 1, end, 2), allows))
+    wild: list[WildRule] = []
+    starred = StarRules(
+        list(compress(lines, star_keys)),
+        [key[:1] in b"aA" for key in compress(star_keys, star_keys)],
+        list(compress(prefixes, star_keys)),
+        list(compress(stars, star_keys)),
+        list(compress(pieces, star_keys)),
+        list(compress(anchors, star_keys)),
+    )
+    others = list(
+        zip(
+            compress(lines, keys),
+            compress(keys, keys),
+            compress(values, keys),
+            compress(values2, keys),
+            strict=True,
+        )
+    )
+    read_apart = False
+    for line, key, value, value2 in others:
+        name = _COMMON_KEYS.get(key) or KEY_NAMES[key.decode("ascii").lower()]
+        if name not in ("disallow", "allow"):
+            continue  # Crawl-delay and the like: see Extras.
+        written = decode_value(value or value2)
+        if not written:
+            continue  # SPEC 4: an empty value is no rule at all.
+        # A value that can never match (SPEC 4) is no matcher: it can never
+        # decide, so explain() never has to name it.
+        matcher = _rule_pattern(written, robots_url)
+        if matcher is None:
+            continue
+        allow = name == "allow"
+        if isinstance(matcher, str):
+            read_apart = True
+            prefix = matcher.encode()  # normalised: ASCII
+            if allow:
+                allow_values.append(prefix)
+                allow_codes.append(rule_code(line, allow))
+            else:
+                disallow_values.append(prefix)
+                disallow_codes.append(rule_code(line, allow))
+        else:
+            wild.append((line, allow, matcher))
+    if read_apart:
+        # Rules read one by one came after the regex-built ones: restore
+        # file order, which ranks and ties depend on.
+        allow_codes, allow_values = _in_file_order(allow_codes, allow_values)
+        disallow_codes, disallow_values = _in_file_order(disallow_codes, disallow_values)
+    return GroupRules((allow_values, allow_codes), (disallow_values, disallow_codes), wild, starred)
+
+
+def _in_file_order(codes: list[int], values: list[bytes]) -> tuple[list[int], list[bytes]]:
+    pairs = sorted(zip(codes, values, strict=True))
+    return list(map(_FIRST, pairs)), list(map(_SECOND, pairs))
+
+
+class Extras:
+    """A group's Crawl-delay, Request-rate and Visit-time lines, read."""
+
+    __slots__ = ("crawl_delay", "request_rates", "visit_times")
+
+    def __init__(self, raw: RawGroup) -> None:
+        self.crawl_delay: float | None = None
+        self.request_rates: list[RequestRate] = []
+        self.visit_times: list[UtcWindow] = []
+        for key, written in extra_items(raw.body):
+            name = KEY_NAMES[key.lower()]
+            if name == "crawl-delay":
+                delay = parse_crawl_delay(written)
+                if delay is not None and (self.crawl_delay is None or delay > self.crawl_delay):
+                    self.crawl_delay = delay
+            elif name == "request-rate":
+                rate = parse_request_rate(written)
+                if rate is not None:
+                    self.request_rates.append(rate)
+            elif name == "visit-time":
+                window = parse_window(written)
+                if window is not None:
+                    self.visit_times.append(window)
+
+
+class Group:
+    """One group: its ``User-agent`` lines, and its members, read on first use.
+
+    The rules are read into an index (see :class:`.RuleIndex`), which keeps
+    each rule's line number, not its text: the text is read again from the
+    group when a rule must be shown or re-compiled.
+    """
+
+    __slots__ = ("_extras", "_raw", "_starts", "tokens")
+
+    def __init__(self, raw: RawGroup) -> None:
+        self._raw = raw
+        self.tokens: tuple[str, ...] = tuple([group_token(value) for value, _ in raw.agents])
+        self._extras: Extras | None = None
+        self._starts: array[int] | None = None
+
+    @property
+    def user_agents(self) -> tuple[AgentLine, ...]:
+        """The group's ``User-agent`` lines: value as written, line number."""
+        return tuple(AgentLine(value, line) for value, line in self._raw.agents)
+
+    @property
+    def line(self) -> int:
+        """Line of the group's first ``User-agent``."""
+        return self._raw.agents[0][1]
+
+    def unknown_lines(self) -> int:
+        return count_unknown(self._raw.body)
+
+    def rules(self, robots_url: str | None) -> GroupRules:
+        return _read_rules(self._raw, robots_url)
+
+    def extras(self) -> Extras:
+        if self._extras is None:
+            self._extras = Extras(self._raw)
+        return self._extras
+
+    def holds(self, line: int) -> bool:
+        """Whether ``line`` is one of the group's member lines."""
+        raw = self._raw
+        return raw.body_line <= line < raw.body_line + raw.body.count(b"\n")
+
+    def member(self, line: int, *, keep: bool = False) -> tuple[str, str]:
+        """(directive, value as written) of the member at ``line``.
+
+        ``keep``: remember where lines start, for a caller that reads many
+        (a large set of wildcard rules read back one by one).
+        """
+        raw = self._raw
+        starts = self._starts
+        if starts is None:
+            starts = line_starts(raw.body)
+            if keep:
+                self._starts = starts
+        found = member_line(raw.body, starts[line - raw.body_line])
+        if found is None:
+            raise LookupError(f"no member at line {line}")
+        key, value = found
+        return KEY_NAMES[key.lower()], value
+
+    def pattern(self, line: int, robots_url: str | None) -> Pattern:
+        """The wildcard pattern of the rule at ``line``, read again (an index keeps no patterns)."""
+        matcher = _rule_pattern(self.member(line, keep=True)[1], robots_url)
+        if not isinstance(matcher, Pattern):
+            raise LookupError(f"no wildcard rule at line {line}")
+        return matcher
+
+    def __repr__(self) -> str:
+        return f"<Group {self}>"
+
+    def __str__(self) -> str:
+        agents = ", ".join(f"User-agent: {value}" for value, _ in self._raw.agents)
+        return f"{agents} (line {self.line})"

@@ -1,0 +1,15 @@
+"""Finding the rule that decides a path fast, whatever the file (SPEC 4 and 5; issue 12's bounds).
+
+:mod:`.rules` holds :class:`RuleIndex`, the index of one crawler's rules;
+:mod:`.prefixes` finds plain prefix rules by bisection, :mod:`.wildcards`
+buckets wildcard rules by the text before their ``*``, and :mod:`.literals`
+finds many of them at once with an Aho-Corasick automaton. Which matching
+rule wins is not decided here: :mod:`..precedence` says it.
+"""
+
+from __future__ import annotations
+
+from .rules import RuleIndex
+from .wildcards import StarRules, WildRule
+
+__all__ = ["RuleIndex", "StarRules", "WildRule"]

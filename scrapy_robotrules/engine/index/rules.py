@@ -1,0 +1,115 @@
+"""The rules that apply to one crawler, indexed to find the deciding one fast (SPEC 4 and 5).
+
+An index holds no object per rule: plain prefixes in a :class:`.PrefixSet`
+with each one's best rule code, wildcard rules in flat bucketed arrays
+(:mod:`.wildcards`) or, when there are many, behind an automaton
+(:mod:`.literals`). What "best" means is the precedence strategy's to say
+(:mod:`..precedence`); the index only asks it.
+"""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import compress
+
+from ..patterns import Pattern
+from ..precedence import NO_RANK, NO_RULE, PlainRules, PrecedenceStrategy, rule_code
+from .literals import AUTOMATON_MIN, Literals
+from .prefixes import PrefixSet
+from .wildcards import Bucketed, StarRules, WildRule
+
+__all__ = ["RuleIndex"]
+
+
+class RuleIndex:
+    """The rules of the groups that apply to one crawler, ranked by one strategy.
+
+    Plain prefix rules are held as a sorted list of prefixes and an array
+    of the best rule's code for each (the strategy says which rule of a
+    prefix is best). Wildcard rules are bucketed by the literal text before
+    their first ``*``, so a path is only tried against buckets it starts
+    with, each in rank order; when there are many, those with a literal
+    after a ``*`` are found with :class:`.Literals` instead, and read again
+    from the file on demand.
+    """
+
+    __slots__ = ("_codes", "_literals", "_plain", "_strategy", "_wild", "key")
+
+    def __init__(
+        self,
+        allow: Sequence[PlainRules],
+        disallow: Sequence[PlainRules],
+        wild: Sequence[WildRule],
+        stars: Sequence[StarRules],
+        strategy: PrecedenceStrategy,
+        *,
+        pattern_at: Callable[[int], Pattern],
+        key: object = None,
+    ) -> None:
+        self.key = key
+        """What the index was built for (the caller's choice), so callers can share it."""
+        self._strategy = strategy
+        best = strategy.best_per_prefix(allow, disallow)
+        prefixes = sorted(best)
+        self._plain = PrefixSet(prefixes)
+        self._codes = array("i", map(best.__getitem__, prefixes))
+        del best
+        self._literals: Literals | None = None
+        self._wild: Bucketed | None = None
+        # Star rules with a needle (text after the star) may go to the automaton.
+        starred = sum(len(group.pieces) for group in stars)
+        needled = starred - sum(group.pieces.count(b"") for group in stars)
+        with_needle = [rule for rule in wild if rule[2].needle]
+        if len(with_needle) + needled >= AUTOMATON_MIN:
+            needles = [pattern.needle for _, _, pattern in with_needle]
+            codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in with_needle])
+            rest = []
+            for group in stars:
+                needles += map(bytes.decode, filter(None, group.pieces))
+                codes.extend(
+                    map(
+                        rule_code,
+                        compress(group.lines, group.pieces),
+                        compress(group.allows, group.pieces),
+                    )
+                )
+                if needled < starred:
+                    empty = list(map(operator.not_, group.pieces))
+                    rest.append(
+                        StarRules(
+                            list(compress(group.lines, empty)),
+                            list(compress(group.allows, empty)),
+                            list(compress(group.prefixes, empty)),
+                            list(compress(group.stars, empty)),
+                            list(compress(group.pieces, empty)),
+                            list(compress(group.anchors, empty)),
+                        )
+                    )
+            self._literals = Literals(strategy, needles, codes, pattern_at)
+            wild = [rule for rule in wild if not rule[2].needle]
+            stars = rest
+        if wild or any(group.lines for group in stars):
+            self._wild = Bucketed(strategy, wild, stars)
+
+    def decide(self, path: str) -> int:
+        """The deciding rule's code for the normalised ``path``, or ``NO_RULE``."""
+        best_rank = NO_RANK
+        best = NO_RULE
+        plain = self._plain
+        prefixes = plain.items
+        if prefixes:
+            # plain.longest(), inlined: the hot path of every check.
+            text = path.encode()  # normalised: ASCII, as the prefixes
+            i = bisect_right(prefixes, text) - 1
+            while i >= 0 and not text.startswith(prefixes[i]):
+                i = plain.parent(i)
+            if i >= 0:
+                best_rank, best = self._strategy.best_plain(plain, self._codes, i)
+        if self._literals is not None:
+            best_rank, best = self._literals.scan(path, best_rank, best)
+        if self._wild is not None:
+            best_rank, best = self._wild.scan(path, best_rank, best)
+        return best
