@@ -17,6 +17,8 @@ value ends the program there with one line and exit status 1, as a
 command-line usage error does. Scrapy gives no other way out of a
 ``CrawlerProcess`` script with a non-zero status: a crawl that fails to
 start lets ``process.start()`` return normally.
+
+SPEC: none of its own; it wires the parts that hold SPEC 8.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ Scrapy's real objects, so a release that breaks one fails there first.
 Each function says which Scrapy versions take which path. Feature
 detection, not version numbers: a backport or a pre-release takes the path
 its code supports.
+
+SPEC: none (Scrapy's internals, for the parts that hold SPEC 6 and 8).
 """
 
 from __future__ import annotations

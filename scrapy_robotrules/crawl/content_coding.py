@@ -10,6 +10,8 @@ the way back (priority 595; HttpCompressionMiddleware is at 590), and
 ``ROBOTRULES_MAX_SIZE``: memory stays bounded, and the rules at the top of
 the file apply. robots.txt requests accept gzip and deflate only (zlib can
 stop early); a body in another coding is left to Scrapy, as before.
+
+SPEC 1 (the size limit) and 8 (a body that cannot be unpacked is unreachable).
 """
 
 from __future__ import annotations

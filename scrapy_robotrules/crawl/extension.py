@@ -21,6 +21,8 @@
   scheduler about to close (``JOBDIR`` crawls stopped mid-way) is handed
   the parked requests first, so they are saved with the rest.
 - An INFO summary when the spider closes.
+
+SPEC 6 (delays kept on the slots) and 8 (requests held while robots.txt is fetched).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ lets one request through unchecked; ``data:`` and ``file:`` URLs are never
 checked. A request robots.txt does not allow is dropped with
 ``IgnoreRequest``, whose message says why: the deciding rule and its line,
 or that robots.txt stayed unreachable.
+
+SPEC 7 (a drop says why) and 8 (the final gate of every request).
 """
 
 from __future__ import annotations

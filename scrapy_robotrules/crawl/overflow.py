@@ -7,6 +7,8 @@ the queue ``JOBDIR`` crawls use), so memory stays bounded whatever the count
 and no waiting request takes a ``CONCURRENT_REQUESTS`` place. A request that
 cannot be serialised (a lambda callback, say) stays in memory, as Scrapy's
 own scheduler does with such requests.
+
+SPEC 8 (held requests are not dropped, however many).
 """
 
 from __future__ import annotations

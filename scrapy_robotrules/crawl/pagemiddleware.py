@@ -14,6 +14,8 @@ Then, each behind its own setting:
 
 ``meta={"dont_obey_nofollow": True}`` on a yielded request keeps it.
 Enabled by the add-on with ``ROBOTSTXT_OBEY``, like the rest of the package.
+
+SPEC: none (page-level rules go beyond robots.txt; README.rst describes them).
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ Scrapy's middleware asks with ``ROBOTSTXT_USER_AGENT``, else the request's
 instead, as this package's own middleware does. Without a crawler
 (``from_crawler(None, body)``, as Scrapy's own parser tests build parsers),
 the defaults apply.
+
+SPEC 3, 5 and 7, through Scrapy's parser interface.
 """
 
 from __future__ import annotations

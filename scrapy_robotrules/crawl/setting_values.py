@@ -5,6 +5,8 @@ Each reader returns the value in the type the crawl layer uses, or raises
 number has a range (``LIMITS``): a value far outside it (a lease of ``1e300``
 seconds) would pass a "positive number" check and then break every call to a
 shared store.
+
+SPEC 5 and 8 (the modes and the fetch policy's limits the settings choose).
 """
 
 from __future__ import annotations

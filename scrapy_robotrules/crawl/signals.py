@@ -8,6 +8,8 @@
     (a :class:`~scrapy_robotrules.Outcome`), ``status`` (the final HTTP
     status, ``None`` after a network error) and ``request`` (the request
     that made the fetch happen).
+
+SPEC 8 (what each fetch of robots.txt ended in).
 """
 
 from __future__ import annotations

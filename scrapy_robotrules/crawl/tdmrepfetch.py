@@ -21,6 +21,8 @@ Freshness is robots.txt's (``Cache-Control``/``Expires``, clamped to
 record per origin under the key ``<origin>/.well-known/tdmrep.json``, beside
 the robots.txt records, with the same leases: one crawler of a fleet
 fetches it, the others take its record.
+
+SPEC 8's fetch policy, applied to tdmrep.json.
 """
 
 from __future__ import annotations

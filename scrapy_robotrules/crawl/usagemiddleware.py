@@ -10,6 +10,8 @@ tags. When it refuses a purpose of ``ROBOTRULES_PURPOSES`` the items the
 callback yields are marked (default), dropped or left alone
 (``ROBOTRULES_USAGE_ITEMS``), as noindex items are. (What robots.txt refuses
 never gets here: the request was dropped before download.)
+
+SPEC: none (usage preferences go beyond robots.txt; README.rst describes them).
 """
 
 from __future__ import annotations
