@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import logging
 from statistics import mean
+from typing import Any
 
-from helpers.crawling import RecordingSpider, async_test, run_spider
+from helpers.crawling import (
+    CrawlResult,
+    RecordingSpider,
+    async_test,
+    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    run_spider,
+)
 from helpers.mockserver import MockServer, Reply
-from helpers.variants import OURS, gaps, stat
+from helpers.variants import (
+    OURS,
+    gaps,
+    stat,
+)
 
 CRAWL_TESTS = True
 
@@ -73,3 +84,81 @@ async def test_no_password_in_a_urls_userinfo_reaches_the_log(mockserver: MockSe
     assert any("Forbidden by robots.txt: <GET" in r.getMessage() for r in ours)
     assert any("Dropped <GET" in r.getMessage() for r in ours)
     assert not [r.getMessage() for r in ours if secret in r.getMessage()]
+
+
+# Crawl-delay and Request-rate.
+
+
+async def _paced_crawl(
+    mockserver: MockServer, robots: bytes, settings: dict[str, Any], count: int = 4
+) -> tuple[CrawlResult[RecordingSpider], list[float]]:
+    mockserver.set_robots("slow.test", Reply(body=robots))
+    urls = [mockserver.url("slow.test", f"/{n}") for n in range(count)]
+    result = await run_spider(RecordingSpider, {**OURS, **settings}, start_urls=urls)
+    assert len(result.crawled) == count
+    pages = [r for r in mockserver.requests_for("slow.test") if r.path != "/robots.txt"]
+    return result, gaps(pages)
+
+
+NO_JITTER = {"DOWNLOAD_DELAY_JITTER": 0}
+
+
+@async_test
+async def test_crawl_delay_spaces_the_requests_to_an_origin(mockserver: MockServer) -> None:
+    robots = b"User-agent: *\nCrawl-delay: 0.5\n"
+    result, spacing = await _paced_crawl(mockserver, robots, NO_JITTER)
+    assert min(spacing) >= 0.45
+    assert stat(result, "crawl_delay/applied") >= 1
+
+
+@async_test
+async def test_crawl_delay_is_kept_even_by_the_shortest_random_gap(
+    mockserver: MockServer,
+) -> None:
+    robots = b"User-agent: *\nCrawl-delay: 0.3\n"
+    _, spacing = await _paced_crawl(mockserver, robots, {"DOWNLOAD_DELAY_JITTER": 0.5}, count=3)
+    assert min(spacing) >= 0.27
+
+
+@async_test
+async def test_request_rate_is_a_delay_too(mockserver: MockServer) -> None:
+    robots = b"User-agent: *\nRequest-rate: 2/1s\n"
+    _, spacing = await _paced_crawl(mockserver, robots, NO_JITTER, count=3)
+    assert min(spacing) >= 0.45
+
+
+@async_test
+async def test_crawl_delay_is_bounded_by_robotrules_max_crawl_delay(
+    mockserver: MockServer,
+) -> None:
+    robots = b"User-agent: *\nCrawl-delay: 30\n"
+    settings = {**NO_JITTER, "ROBOTRULES_MAX_CRAWL_DELAY": 0.3}
+    _, spacing = await _paced_crawl(mockserver, robots, settings, count=3)
+    assert min(spacing) >= 0.27
+    assert max(spacing) < 2
+
+
+@async_test
+async def test_crawl_delay_can_be_ignored(mockserver: MockServer) -> None:
+    robots = b"User-agent: *\nCrawl-delay: 5\n"
+    settings = {**NO_JITTER, "ROBOTRULES_CRAWL_DELAY": False}
+    result, spacing = await _paced_crawl(mockserver, robots, settings)
+    assert max(spacing) < 0.5
+    assert stat(result, "crawl_delay/applied") == 0
+
+
+@async_test
+async def test_crawl_delay_is_a_floor_under_autothrottle(mockserver: MockServer) -> None:
+    robots = b"User-agent: *\nCrawl-delay: 0.5\n"
+    settings = {
+        **NO_JITTER,
+        "AUTOTHROTTLE_ENABLED": True,
+        "AUTOTHROTTLE_START_DELAY": 0.0,
+        "AUTOTHROTTLE_MAX_DELAY": 5.0,
+        "AUTOTHROTTLE_DEBUG": True,
+    }
+    result, spacing = await _paced_crawl(mockserver, robots, settings)
+    # AutoThrottle did lower the slot's delay after responses...
+    assert result.messages("slot: slow.test")
+    # ...and the Crawl-delay floor was put back each time.
+    assert min(spacing) >= 0.45
