@@ -64,6 +64,8 @@ MAX_DOWNLOAD = MAX_FILE_BYTES
 STATS = "usage/tdmrep/"
 """Stats of the tdmrep.json fetches, under ``robotrules/``."""
 TDMREP_REFUSAL = f"{USAGE_REFUSAL} tdm by tdmrep.json"
+ENTRY_WEIGHT = 256
+"""Estimated bytes of an entry without a file."""
 """How a decision's note begins when tdmrep.json reserves TDM for its URL."""
 
 
@@ -80,9 +82,16 @@ class TdmEntry:
     status: int | None = None
     detail: str = ""
     """Why it is unreachable."""
+    size: int = 0
+    """Bytes of the file read (of the one read before, for an unreachable origin)."""
 
     def is_fresh(self, now: float) -> bool:
         return now < self.fresh_until
+
+    @property
+    def weight(self) -> int:
+        """Estimated bytes held: a parsed file takes less than twice its size (measured)."""
+        return ENTRY_WEIGHT + 2 * self.size
 
     @property
     def unknown(self) -> bool:
@@ -128,6 +137,9 @@ class TdmRepFiles:
         self.leases = leases
         self.fleet = leases.fleet if leases is not None else None
         self.capacity = config.cache_size
+        self.max_bytes = config.cache_bytes
+        """Like robots.txt entries, parsed files are bounded in weight as well as in count."""
+        self.weight = 0
         self._entries: OrderedDict[str, TdmEntry] = OrderedDict()
         self._failures: dict[str, int] = {}
         """Failed fetches in a row, per unreachable origin: the back-off."""
@@ -159,10 +171,16 @@ class TdmRepFiles:
         return replace(decision, allowed=False, note=f"{TDMREP_REFUSAL}: {said}")
 
     def _put(self, origin: str, entry: TdmEntry) -> None:
+        replaced = self._entries.pop(origin, None)
+        if replaced is not None:
+            self.weight -= replaced.weight
         self._entries[origin] = entry
-        self._entries.move_to_end(origin)
-        while len(self._entries) > self.capacity:
-            del self._entries[next(iter(self._entries))]
+        self.weight += entry.weight
+        entries = self._entries
+        while len(entries) > 1 and (
+            len(entries) > self.capacity or self.weight > self.max_bytes
+        ):  # the newest entry always stays
+            self.weight -= entries.pop(next(iter(entries))).weight
 
     def _inc(self, key: str) -> None:
         self.report.inc(f"{STATS}{key}")
@@ -203,7 +221,15 @@ class TdmRepFiles:
         detail = f"HTTP {record.status}, fetched by another crawler" if record.status else ""
         self._put(
             origin,
-            TdmEntry(outcome, tdm, record.fetched_at, record.fresh_until, record.status, detail),
+            TdmEntry(
+                outcome,
+                tdm,
+                record.fetched_at,
+                record.fresh_until,
+                record.status,
+                detail,
+                size=len(record.body or b""),
+            ),
         )
         return True
 
@@ -268,7 +294,7 @@ class TdmRepFiles:
         self._failures.pop(origin, None)
         self._save(
             origin,
-            TdmEntry(outcome, tdm, now, now + lifetime, status),
+            TdmEntry(outcome, tdm, now, now + lifetime, status, size=len(body or b"")),
             Record(self.key(origin), outcome, body, status, url, now, now + lifetime),
         )
         logger.debug(
@@ -285,6 +311,7 @@ class TdmRepFiles:
         wait = retry_delay(failures, base=self.config.retry_delay, cap=MAX_RETRY_DELAY)
         held = self._entries.get(origin)
         earlier = held.tdm if held is not None else None
+        size = held.size if held is not None else 0
         body = None
         fleet = self.fleet
         if fleet is not None and earlier is not None:
@@ -293,7 +320,7 @@ class TdmRepFiles:
                 body = previous.body
         self._save(
             origin,
-            TdmEntry(Outcome.UNREACHABLE, earlier, now, now + wait, status, detail),
+            TdmEntry(Outcome.UNREACHABLE, earlier, now, now + wait, status, detail, size=size),
             Record(self.key(origin), Outcome.UNREACHABLE, body, status, None, now, now + wait),
         )
         if failures == 1:

@@ -26,6 +26,7 @@ from helpers.mockserver import MockServer, Reply
 from helpers.usage import HTML, SETTINGS, UsageSpider, html
 from twisted.internet.defer import ensureDeferred
 
+from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.engine.usage.preferences import TDMREP_FILE
 
 CRAWL_TESTS = True
@@ -225,3 +226,32 @@ async def test_a_fleet_fetches_the_file_once(mockserver: MockServer, redis_serve
     for result in results:
         assert result.stats["robotrules/usage/tdmrep/forbidden"] == 2
         assert identity_holds(result)
+
+
+@async_test
+async def test_parsed_files_are_bounded_in_bytes_as_well_as_in_count(
+    mockserver: MockServer,
+) -> None:
+    # Two origins with a tdmrep.json of about 60 KB each, and a cache that
+    # weighs one: the least recently used is dropped (fetched again when due).
+    big = json.dumps(
+        [{"location": f"/r{n:05d}/", "tdm-reservation": 1} for n in range(1500)]
+        + [{"location": "/", "tdm-reservation": 0}]
+    ).encode()
+    hosts = ["one.test", "two.test"]
+    for host in hosts:
+        mockserver.set_robots(host, Reply(body=b"User-agent: *\nAllow: /\n"))
+        mockserver.set_page(host, TDMREP, Reply(body=big, headers=JSON))
+        mockserver.set_page(host, "/open", Reply(body=html(), headers=HTML))
+    limit = 150_000
+    settings = {**SETTINGS, **TDM_SETTINGS, "ROBOTRULES_CACHE_BYTES": limit}
+    result = await run_spider(
+        UsageSpider, settings, start_urls=[mockserver.url(h, "/open") for h in hosts]
+    )
+    assert len(result.crawled) == 2
+    assert all(len(mockserver.requests_for(h, TDMREP)) == 1 for h in hosts)
+    files = RobotsManager.for_crawler(result.crawler).tdmrep
+    assert files is not None
+    assert len(big) > 60_000
+    assert files.weight <= limit
+    assert sum(files.entry(f"http://{h}:{mockserver.port}") is not None for h in hosts) == 1
