@@ -238,6 +238,9 @@ class Politeness:
         except ValueError:
             return None
         policy = self.policies.for_origin(origin)
+        if policy is not None and policy.robots_txt is not None:  # the operator's own file
+            agent, _, match = policy.choose(self.db.agent, self.db.precedence, self.db.agent_match)
+            return self._seconds(asked_of(policy.robots_for(origin), agent, match), policy)
         return self._seconds(self._asked.get(origin), policy)
 
     def apply_crawl_delay(self, request: Request) -> None:

@@ -167,6 +167,19 @@ async def test_a_policy_crawl_delay_paces_its_host_only(mockserver: MockServer) 
     assert stat(result, "crawl_delay/applied") >= 1
 
 
+@async_test
+async def test_a_custom_robots_txts_crawl_delay_paces_its_host(mockserver: MockServer) -> None:
+    own = "User-agent: *\nCrawl-delay: 0.4\n"
+    result = await run_spider(
+        RecordingSpider,
+        {**OURS, "ROBOTRULES_POLICIES": {"with.test": {"robots_txt": own}}},
+        start_urls=[mockserver.url("with.test", f"/{n}") for n in range(3)],
+    )
+    assert len(result.crawled) == 3
+    assert mockserver.requests_for("with.test", "/robots.txt") == []
+    assert min(gaps(mockserver.requests_for("with.test"))) >= 0.4 * 0.98
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
