@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..engine.stores import Entry
     from .download import Fetched
     from .origins import OriginState
+    from .policy import SitePolicies
     from .reporting import Reporter
     from .settings import RobotRulesConfig
 
@@ -34,10 +35,18 @@ __all__ = ["Entries"]
 class Entries:
     """Turns fetch results (here, or another crawler's) into the rules database's entries."""
 
-    def __init__(self, db: RobotRules, config: RobotRulesConfig, reporter: Reporter) -> None:
+    def __init__(
+        self,
+        db: RobotRules,
+        config: RobotRulesConfig,
+        reporter: Reporter,
+        policies: SitePolicies | None = None,
+    ) -> None:
         self.db = db
         self.config = config
         self.reporter = reporter
+        self.policies = policies
+        """Per-site policies (policy.py): a policy's ``unauthorized`` replaces the project's."""
 
     def store(self, state: OriginState, fetched: Fetched) -> Entry:
         """Record what the fetch means for the origin (fetch_policy decides)."""
@@ -47,7 +56,11 @@ class Entries:
             detail = f"{type(error).__name__}: {error}" if error is not None else "no answer"
             return self.unreachable(state, None, fetched.url, detail)
         status = response.status
-        outcome = outcome_for_status(status, unauthorized=self.config.unauthorized)
+        unauthorized = self.config.unauthorized
+        policy = self.policies.for_origin(state.name) if self.policies is not None else None
+        if policy is not None and policy.unauthorized is not None:
+            unauthorized = policy.unauthorized
+        outcome = outcome_for_status(status, unauthorized=unauthorized)
         if outcome is Outcome.UNREACHABLE:
             return self.unreachable(state, status, fetched.url, f"HTTP {status}")
         db = self.db

@@ -61,6 +61,7 @@ from .exceptions import (
 from .fetches import Fetches
 from .leases import Leases
 from .parking import Parking
+from .policy import SitePolicies, adjusted
 from .politeness import Politeness
 from .reporting import STATS_PREFIX, Reporter
 from .settings import RobotRulesConfig, crawl_config
@@ -132,7 +133,10 @@ class RobotsManager:
             self.leases = Leases(
                 self.fleet, self.owner, config.lease, lambda: compat.crawl_closing(crawler)
             )
+        self.policies = SitePolicies.from_settings(crawler.settings)
+        """``ROBOTRULES_POLICIES`` (policy.py): per-site changes to how robots.txt is obeyed."""
         self.politeness = Politeness(crawler, config, self.report, self.db, self.fleet)
+        self.politeness.policies = self.policies
         download = Downloader(crawler, config, self.report)
         self.tdmrep = (
             TdmRepFiles(
@@ -153,7 +157,7 @@ class RobotsManager:
             self.db,
             report=self.report,
             download=download,
-            entries=Entries(self.db, config, self.report),
+            entries=Entries(self.db, config, self.report, self.policies),
             politeness=self.politeness,
             leases=self.leases,
             tdmrep=self.tdmrep,
@@ -258,6 +262,14 @@ class RobotsManager:
     ) -> Decision | None:
         """The decision, or ``None`` (fetch started); carried in ``request.meta`` either way."""
         meta = request.meta
+        policy = self.policies.for_origin(origin) if self.policies.any else None
+        if policy is not None and (policy.ignore or policy.robots_txt is not None):
+            meta[RULES] = (url, origin, None, None, None, None)
+            db = self.db
+            agent = self.politeness.agent(request)
+            return self.policies.without_fetch(
+                policy, request, origin, agent=agent, db=db, report=self.report
+            )
         if entry is None:
             meta[RULES] = (url, origin, None, None, None, None)
             self.fetches.start(self.origins.state(origin, request), request)
@@ -270,7 +282,13 @@ class RobotsManager:
             agent = self.politeness.agent(request)
             decision = self._answers.get(url, entry, agent)
             if decision is None:
-                decision = entry.explain(url, agent, self.db.precedence, self.db.agent_match)
+                precedence, match = self.db.precedence, self.db.agent_match
+                if policy is not None:  # policy.py: another agent, precedence, matching
+                    agent, precedence, match = policy.choose(agent, precedence, match)
+                decision = entry.explain(url, agent, precedence, match)
+                skipped = self.politeness.skipped.get(origin)
+                if skipped is not None or policy is not None:  # policy.py
+                    decision = adjusted(decision, policy, skipped)
                 # --- usage preferences (usage.py): a purpose robots.txt refuses drops it.
                 if self.config.purposes and decision.allowed and entry.robots is not None:
                     decision = refuse_purposes(entry.robots, decision, self.config.purposes)

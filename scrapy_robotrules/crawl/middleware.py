@@ -20,11 +20,13 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from .carried import DECIDED, OFFERED
 from .exceptions import RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
 from .manager import RobotsManager
+from .sitemaps import Sitemaps
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from typing_extensions import Self
 
 __all__ = ["RobotRulesMiddleware"]
@@ -41,18 +43,26 @@ class RobotRulesMiddleware:
         self.crawler = crawler
         self.manager = RobotsManager.for_crawler(crawler)
         self.report = self.manager.report
+        self.sitemaps = Sitemaps(crawler, self.manager)
+        """Sitemaps from the same fetch (sitemaps.py): a SitemapSpider's robots.txt answered."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+    async def process_request(
+        self, request: Request, spider: Spider | None = None
+    ) -> Response | None:
         # ``spider``: Scrapy 2.13 passes it; 2.14+ passes it only to methods that require it.
         manager = self.manager
         if not manager.checks(request):
-            return
+            return None
         meta = request.meta
         url = request.url
+        if url.endswith("/robots.txt"):  # sitemaps.py: answered from the origin's fetch
+            answer = await self.sitemaps.answer(request)
+            if answer is not None:
+                return answer
         decided = meta.get(DECIDED)
         if isinstance(decided, (RobotsTxtForbidden, RobotsTxtUnreachable)):
             # Decided (and counted) when it was scheduled, let through for its errback.
@@ -61,9 +71,9 @@ class RobotRulesMiddleware:
             if manager.still_allowed(request):
                 # Decided (and counted) when it was scheduled, under the rules at hand.
                 await manager.politeness.pace(request)
-                return
+                return None
             await self._recheck(request)
-            return
+            return None
         if meta.get(OFFERED) != url:
             # Never offered to the scheduler: engine.download_async callers.
             meta[OFFERED] = url
@@ -77,7 +87,7 @@ class RobotRulesMiddleware:
             self.report.count("allowed")
             meta[DECIDED] = url
             await manager.politeness.pace(request)
-            return
+            return None
         forbidden = RobotsTxtForbidden(decision.reason)
         self.report.record_drop(request, forbidden)
         raise forbidden

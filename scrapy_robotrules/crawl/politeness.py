@@ -20,8 +20,11 @@ import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..engine.agents import product_token
+from ..engine.delays import site_delay
+from ..engine.policies import Policies
 from . import compat
 from .carried import origin_for
+from .policy import SitePolicies
 from .reporting import logger
 from .settings import named_for_robots
 
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 
     from ..engine.database import RobotRules
     from ..engine.directives import RequestRate
+    from ..engine.policies import Policy
     from ..engine.robotstxt import RobotsTxt
     from ..engine.stores import CachedStore, Entry
     from .reporting import Reporter
@@ -104,6 +108,10 @@ class Politeness:
         self.db = db
         self.fleet = fleet
         self._asked: dict[str, _Asked] = {}
+        self.policies = SitePolicies(Policies())
+        """Per-site policies (policy.py): their delays replace the project's for their hosts."""
+        self.skipped: dict[str, str] = {}
+        """Origins not crawled (``max_crawl_delay_action`` ``skip``): why, per origin."""
         self._own_floor = fleet is not None and self._may_lose_turns(fleet)
         """The store may drop its pace keys: the slot floor keeps Crawl-delay here as well."""
         self._request_agents = not named_for_robots(crawler.settings, crawler.spider)
@@ -152,23 +160,62 @@ class Politeness:
 
     def note(self, origin: str, entry: Entry) -> bool:
         """Note what the origin's new rules ask of the pace; whether they ask anything."""
-        if not self.config.crawl_delay:
+        policy = self.policies.for_origin(origin)
+        skip = self.policies.action == "skip" or policy is not None
+        if not self.config.crawl_delay and not skip:
             return False
         robots = entry.robots
-        asked = asked_of(robots, self.db.agent, self.db.agent_match) if robots is not None else None
+        agent, match = self.db.agent, self.db.agent_match
+        if policy is not None:
+            agent, _, match = policy.choose(agent, self.db.precedence, match)
+        asked = asked_of(robots, agent, match) if robots is not None else None
         self._asked.pop(origin, None)
-        if asked is None:
+        if skip and self._skips(origin, asked, policy):
+            return False
+        if asked is None or (not self.config.crawl_delay and policy is None):
             return False
         self._asked[origin] = asked
         while len(self._asked) > self.config.cache_size:
             del self._asked[next(iter(self._asked))]
         return True
 
-    def _seconds(self, asked: _Asked | None) -> float | None:
-        if asked is None:
-            return None
-        delay = min(asked.delay(dt.datetime.now(dt.timezone.utc)), self.config.max_crawl_delay)
-        return delay if delay > 0 else None
+    def _skips(self, origin: str, asked: _Asked | None, policy: Policy | None) -> bool:
+        """Whether the origin asks a delay above the maximum, with action ``skip`` (logged once)."""
+        verdict = site_delay(
+            asked.delay(dt.datetime.now(dt.timezone.utc)) if asked is not None else None,
+            policy,
+            obey=self.config.crawl_delay,
+            maximum=self.config.max_crawl_delay,
+            action=self.policies.action,
+        )
+        if verdict.skip is None:
+            self.skipped.pop(origin, None)
+            return False
+        reason = f"{verdict.skip}: the site is not crawled"
+        if policy is not None and policy.max_crawl_delay_action is not None:
+            reason += f" ({policy.describe()})"
+        if origin not in self.skipped:
+            self.reporter.inc("origins/skipped")
+            logger.warning("Skipping %(origin)s: %(reason)s", {"origin": origin, "reason": reason})
+        self.skipped[origin] = reason
+        while len(self.skipped) > self.config.cache_size:
+            del self.skipped[next(iter(self.skipped))]
+        return True
+
+    def _seconds(self, asked: _Asked | None, policy: Policy | None = None) -> float | None:
+        raw = asked.delay(dt.datetime.now(dt.timezone.utc)) if asked is not None else None
+        if policy is None:
+            if raw is None:
+                return None
+            delay = min(raw, self.config.max_crawl_delay)
+            return delay if delay > 0 else None
+        return site_delay(
+            raw,
+            policy,
+            obey=self.config.crawl_delay,
+            maximum=self.config.max_crawl_delay,
+            action="clamp",  # "skip" drops the site's requests before they are paced
+        ).delay
 
     def crawl_delay(self, request: Request) -> float | None:
         """Seconds to keep between requests to the origin of ``request``, if its rules ask."""
@@ -184,12 +231,17 @@ class Politeness:
             if entry is None or entry.robots is None:
                 return None
             return self._seconds(asked_of(entry.robots, agent, self.db.agent_match))
-        if not self._asked:
+        if not self._asked and not self.policies.any:
             return None
         try:
-            return self._seconds(self._asked.get(origin_for(request)))
+            origin = origin_for(request)
         except ValueError:
             return None
+        policy = self.policies.for_origin(origin)
+        if policy is not None and policy.robots_txt is not None:  # the operator's own file
+            agent, _, match = policy.choose(self.db.agent, self.db.precedence, self.db.agent_match)
+            return self._seconds(asked_of(policy.robots_for(origin), agent, match), policy)
+        return self._seconds(self._asked.get(origin), policy)
 
     def apply_crawl_delay(self, request: Request) -> None:
         """Make the download slot of ``request`` keep its origin's Crawl-delay, as a floor.

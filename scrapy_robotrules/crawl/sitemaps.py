@@ -1,0 +1,169 @@
+"""Sitemaps from the same robots.txt fetch (issue 16; SPEC 8: one fetch per origin).
+
+A ``SitemapSpider`` whose ``sitemap_urls`` name a robots.txt downloads it
+itself, and this package fetches it too: two requests to each site. Here the
+downloader middleware answers the spider's request from the origin's fetch
+instead (:meth:`Sitemaps.answer`): the answer holds the file's ``Sitemap``
+lines, all ``SitemapSpider`` reads from it. With ``ROBOTRULES_FOLLOW_SITEMAPS``
+any spider has the sitemaps of every newly fetched origin scheduled
+(``ROBOTRULES_SITEMAP_FOLLOW`` regexes choose which, as ``sitemap_follow``
+does), and the pages they list go to the callbacks ``ROBOTRULES_SITEMAP_RULES``
+names (``sitemap_rules``-style). ``robotrules_fetched`` still carries them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.http import Response
+from scrapy.spiders import SitemapSpider
+from scrapy.utils.gz import gunzip
+from scrapy.utils.sitemap import Sitemap
+
+from ..engine.fetch_policy import Outcome
+from . import compat, signals
+from .carried import origin_for
+from .reporting import logger
+from .setting_values import RobotRulesSettingError, as_boolean
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from scrapy.crawler import Crawler
+
+    from ..engine.robotstxt import RobotsTxt
+    from .manager import RobotsManager
+
+__all__ = ["ANSWERED", "Sitemaps"]
+
+ANSWERED = "robotrules_sitemaps"
+"""Meta key of a robots.txt response answered from this package's fetch."""
+_SEEN = 100_000
+"""Origins whose sitemaps were scheduled, remembered (then forgotten, oldest first)."""
+_MAX_SITEMAP = 50 * 1024 * 1024
+"""Bytes of a sitemap read, unpacked (the sitemap protocol's own limit)."""
+
+
+def _patterns(name: str, value: object) -> list[re.Pattern[str]]:
+    if isinstance(value, str):
+        value = [value]
+    try:
+        return [re.compile(item) for item in value]  # type: ignore[attr-defined]
+    except (TypeError, re.error) as exc:
+        raise RobotRulesSettingError(
+            f"{name} must be a list of regular expressions, not {value!r} ({exc})"
+        ) from None
+
+
+def _rules(value: object) -> list[tuple[re.Pattern[str], str]]:
+    name = "ROBOTRULES_SITEMAP_RULES"
+    try:
+        pairs = [(str(regex), str(callback)) for regex, callback in value]  # type: ignore[attr-defined]
+        return [(re.compile(regex), callback) for regex, callback in pairs]
+    except (TypeError, ValueError, re.error) as exc:
+        raise RobotRulesSettingError(
+            f"{name} must be a list of (regex, callback name) pairs, not {value!r} ({exc})"
+        ) from None
+
+
+class Sitemaps:
+    """The Sitemap lines of the fetched robots.txt, handed to the spider."""
+
+    def __init__(self, crawler: Crawler, manager: RobotsManager) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.manager = manager
+        self.follow_sitemaps = as_boolean(
+            "ROBOTRULES_FOLLOW_SITEMAPS", settings.get("ROBOTRULES_FOLLOW_SITEMAPS", False)
+        )
+        self.follow = _patterns(
+            "ROBOTRULES_SITEMAP_FOLLOW", settings.get("ROBOTRULES_SITEMAP_FOLLOW", [""])
+        )
+        self.rules = _rules(settings.get("ROBOTRULES_SITEMAP_RULES", [("", "parse")]))
+        self._seen: dict[str, None] = {}
+        if self.follow_sitemaps:
+            crawler.signals.connect(self._fetched, signal=signals.robotrules_fetched)
+
+    # A SitemapSpider's robots.txt request, answered from the fetch.
+
+    async def answer(self, request: Request) -> Response | None:
+        """The spider's own robots.txt request answered from the origin's fetch, or ``None``."""
+        if not isinstance(self.crawler.spider, SitemapSpider):
+            return None
+        manager = self.manager
+        origin = origin_for(request)
+        if request.url != f"{origin}/robots.txt":
+            return None
+        policy = manager.policies.for_origin(origin)
+        if policy is not None and (policy.ignore or policy.robots_txt is not None):
+            return None  # not fetched here: the spider downloads the site's file
+        entry = manager.db.store.get(origin)
+        if entry is None or not entry.is_fresh(manager.db.clock()):
+            state = manager.origins.state(origin, request)
+            manager.fetches.start(state, request)
+            entry = await manager.fetches.wait(state)
+        if entry is None or entry.outcome is Outcome.UNREACHABLE:
+            return None  # the spider tries it itself
+        manager.report.inc("sitemaps/answered")
+        robots = entry.robots if entry.outcome is Outcome.RULES else None
+        sitemaps = robots.sitemaps if robots is not None else []
+        body = "".join(f"Sitemap: {url}\n" for url in sitemaps).encode()
+        status = 200 if robots is not None else (entry.status or 404)
+        return Response(
+            request.url,
+            status=status,
+            body=body,
+            headers={"Content-Type": "text/plain; charset=utf-8"},
+            request=request,
+        )
+
+    # ROBOTRULES_FOLLOW_SITEMAPS: every newly fetched origin's sitemaps scheduled.
+
+    def _fetched(self, origin: str, robots: RobotsTxt | None, **_: Any) -> None:
+        if robots is None or not robots.sitemaps or origin in self._seen:
+            return
+        self._seen[origin] = None
+        while len(self._seen) > _SEEN:
+            del self._seen[next(iter(self._seen))]
+        engine = compat.engine(self.crawler)
+        if engine is None:
+            return
+        for url in self._followed(robots.sitemaps):
+            engine.crawl(self._sitemap_request(url))
+
+    def _followed(self, urls: list[str]) -> Iterator[str]:
+        for url in urls:
+            if any(pattern.search(url) for pattern in self.follow):
+                self.manager.report.inc("sitemaps/scheduled")
+                yield url
+
+    def _sitemap_request(self, url: str) -> Request:
+        return Request(url, callback=self._parse_sitemap, dont_filter=False)
+
+    def _parse_sitemap(self, response: Response) -> Iterator[Request]:
+        body = response.body
+        if body[:2] == b"\x1f\x8b":
+            try:
+                body = gunzip(body, max_size=_MAX_SITEMAP)
+            except (OSError, ValueError):
+                body = b""
+        try:
+            sitemap = Sitemap(body)
+        except Exception:  # lxml refuses it: not a sitemap
+            logger.info("Not a sitemap: %(url)s", {"url": response.url})
+            return
+        urls = [entry["loc"] for entry in sitemap if "loc" in entry]
+        if sitemap.type == "sitemapindex":
+            for url in self._followed(urls):
+                yield self._sitemap_request(url)
+            return
+        spider = self.crawler.spider
+        for url in urls:
+            for pattern, name in self.rules:
+                if pattern.search(url):
+                    callback = getattr(spider, name, None)
+                    if callback is not None:
+                        yield Request(url, callback=callback)
+                    break
