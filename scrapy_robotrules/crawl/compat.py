@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
     from scrapy.core.scheduler import BaseScheduler
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
+    from scrapy.http import Headers, Response
     from scrapy.settings import BaseSettings
     from twisted.internet.base import DelayedCall, ReactorBase
 
@@ -50,6 +50,7 @@ __all__ = [
     "engine",
     "extra_download_place",
     "failing_start",
+    "header",
     "limit_jitter",
     "on_scheduler_close",
     "scheduler",
@@ -58,6 +59,17 @@ __all__ = [
     "slot_jitter",
     "watch_in_slot",
 ]
+
+
+def header(headers: Headers, name: bytes) -> bytes | None:
+    """The last value of header ``name`` (title-cased, e.g. ``b"User-Agent"``), as ``Headers.get``.
+
+    ``Headers`` keeps its keys title-cased bytes and its values lists: read
+    as a plain dict, without normalising the name and a default at every
+    call (done for each request's agent).
+    """
+    values = cast("list[bytes] | None", dict.get(headers, name))
+    return values[-1] if values else None
 
 
 class Timer(Protocol):

@@ -69,6 +69,13 @@ class _Output:
         self.page = page if isinstance(page, PageDirectives) else middleware.read(response)
         self.excluded = self.page.excluded()
         self._links: frozenset[str] | None = None
+        config = middleware.config
+        self.restricts = (
+            self.excluded
+            or config.page_nofollow_links
+            or (config.page_nofollow and self.page.nofollow)
+        )
+        """Whether anything the callback yields may be dropped or marked (else passed as is)."""
 
     def judge(self, output: Any) -> Any:
         if isinstance(output, Request):
@@ -139,6 +146,9 @@ class PageDirectivesMiddleware:
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterable[Any]:
         output = _Output(self, response)
+        if not output.restricts:
+            yield from (each for each in result if each is not None)
+            return
         for each in result:
             judged = output.judge(each)
             if judged is not None:
@@ -148,6 +158,11 @@ class PageDirectivesMiddleware:
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
         output = _Output(self, response)
+        if not output.restricts:
+            async for each in result:
+                if each is not None:
+                    yield each
+            return
         async for each in result:
             judged = output.judge(each)
             if judged is not None:

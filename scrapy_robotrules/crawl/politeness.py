@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["FLEET_MARGIN", "LATE_SHARE", "MAX_DELAY_JITTER", "MAX_REBOOKINGS", "Politeness"]
 
 MAX_REBOOKINGS = 3
+AGENTS = 64
+"""User-Agent header values whose decoded agent is kept."""
 LATE_SHARE = 0.05
 """A request woken later than this share of its origin's delay after its fleet
 turn books another turn (at most ``MAX_REBOOKINGS`` times) instead of going."""
@@ -117,6 +119,8 @@ class Politeness:
         self._request_agents = not named_for_robots(crawler.settings, crawler.spider)
         """No agent named for robots.txt: a request's own User-Agent header is matched."""
         self._token = config.product_token
+        self._agents: dict[bytes, str] = {}
+        """User-Agent header values decoded, so that the same value gives the same string."""
         self._last_agent, self._last_other = self.db.agent, False
         """The last agent other than the crawler's seen, and whether it is another product."""
 
@@ -127,10 +131,15 @@ class Politeness:
         (``ROBOTRULES_USER_AGENT``...); else, and without one, the crawler's.
         Its decision asks for the same agent.
         """
-        if self._request_agents and request.headers:
-            header = request.headers.get(b"User-Agent")
+        if self._request_agents:
+            header = compat.header(request.headers, b"User-Agent")
             if header:
-                return header.decode("latin-1")
+                agent = self._agents.get(header)
+                if agent is None:
+                    if len(self._agents) >= AGENTS:
+                        self._agents.clear()
+                    agent = self._agents[header] = header.decode("latin-1")
+                return agent
         return self.db.agent
 
     def _others(self, agent: str) -> bool:

@@ -10,10 +10,12 @@ SPEC 8 (unreachable and lost requests, counted and logged).
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from scrapy import Request
+from scrapy import signals as scrapy_signals
 
 from ..engine.fetch_policy import Outcome
 from ..engine.usage.preferences import USAGE_REFUSAL
@@ -28,13 +30,17 @@ if TYPE_CHECKING:
 
     from ..engine.stores import Entry
 
-__all__ = ["ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
+__all__ = ["BATCHED", "FLUSH_SECONDS", "ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
 
 logger = logging.getLogger("scrapy_robotrules.crawl.manager")
 """The manager's logger, as before the manager was split into parts."""
 
 STATS_PREFIX = "robotrules/"
 ROBOTS_REQUEST = "robotrules_robots_txt"
+FLUSH_SECONDS = 1.0
+"""Verdicts counted (see ``Reporter.count``) reach the crawl's stats this often, at most."""
+BATCHED = frozenset({"offered", "allowed"})
+"""The verdicts counted at (nearly) every offer, duplicates included: added up in batches."""
 """Request meta key: set on this package's robots.txt requests."""
 
 
@@ -73,9 +79,11 @@ class Reporter:
         self.crawler = crawler
         self.stats = crawler.stats
         self._inc_value = self.stats.inc_value
-        """Bound once: counted at every request."""
-        self._keys: dict[str, str] = {}
-        """Stats keys of the verdicts, made once."""
+        self._counts: defaultdict[str, int] = defaultdict(int)
+        """Verdicts counted since the last flush: each offer counts twice, Scrapy's stats
+        wrappers cost more than a dict (see ``count``)."""
+        self._flush_call: compat.Timer | None = None
+        self._closed = False
         self.fetches = 0
         """robots.txt fetches completed, whatever their outcome."""
         self.slowest: tuple[float, str] | None = None
@@ -84,6 +92,8 @@ class Reporter:
         """More lines for the closing summary (the page directives add theirs)."""
         self._waiting = 0
         quiet_robots_retries()
+        crawler.signals.connect(self.flush, signal=scrapy_signals.spider_idle)
+        crawler.signals.connect(self._close, signal=scrapy_signals.spider_closed)
 
     @property
     def spider(self) -> dict[str, object]:
@@ -100,11 +110,36 @@ class Reporter:
         self.inc(f"store/{name}")
 
     def count(self, verdict: str, by: int = 1) -> None:
-        """Count a checked request: ``offered``, ``allowed``, ``forbidden`` or ``unreachable``."""
-        key = self._keys.get(verdict)
-        if key is None:
-            key = self._keys[verdict] = f"{STATS_PREFIX}{verdict}"
-        self._inc_value(key, by)
+        """Count a checked request: ``offered``, ``allowed``, ``forbidden`` or ``unreachable``.
+
+        Those counted at every offer (``BATCHED``) reach the crawl's stats
+        within ``FLUSH_SECONDS``, when the spider is idle and when it closes
+        (see :meth:`flush`); the others at once (tests and tools watch them).
+        """
+        if verdict not in BATCHED:
+            self._inc_value(f"{STATS_PREFIX}{verdict}", by)
+            return
+        self._counts[verdict] += by
+        if self._flush_call is None:
+            if self._closed:
+                self.flush()
+            else:
+                self._flush_call = compat.call_later(FLUSH_SECONDS, self.flush)
+
+    def flush(self) -> None:
+        """Add the verdicts counted since the last flush to the crawl's stats."""
+        if self._flush_call is not None:
+            self._flush_call.cancel()
+            self._flush_call = None
+        counts, self._counts = self._counts, defaultdict(int)
+        for verdict, by in counts.items():
+            self._inc_value(f"{STATS_PREFIX}{verdict}", by)
+
+    def _close(self) -> None:
+        # Connected when the first component is built, before the spider
+        # closes: earlier than most spider_closed handlers that read stats.
+        self._closed = True
+        self.flush()
 
     def waiting(self, change: int) -> None:
         """Requests waiting for robots.txt (parked, on disk, in the middleware): ``waiting/max``."""
@@ -157,6 +192,7 @@ class Reporter:
 
     def warn_lost(self) -> None:
         """One WARNING at close for the requests the crawl closed on (DEBUG lines name them)."""
+        self.flush()
         lost = int(self.stats.get_value(f"{STATS_PREFIX}lost_at_close", 0))
         if lost:
             logger.warning(
@@ -168,6 +204,7 @@ class Reporter:
 
     def summary(self, origins: int) -> str:
         """One line on the crawl's robots.txt: origins, fetches, drops, slowest file."""
+        self.flush()
         stats = self.stats
 
         def value(key: str) -> int:

@@ -144,8 +144,11 @@ class UsagePreferencesMiddleware:
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterable[Any]:
         _, reason = self._judge(response)
+        if not reason:
+            yield from (each for each in result if each is not None)
+            return
         for each in result:
-            judged = self.item(each, response, reason) if reason else each
+            judged = self.item(each, response, reason)
             if judged is not None:
                 yield judged
 
@@ -153,8 +156,13 @@ class UsagePreferencesMiddleware:
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
         _, reason = self._judge(response)
+        if not reason:
+            async for each in result:
+                if each is not None:
+                    yield each
+            return
         async for each in result:
-            judged = self.item(each, response, reason) if reason else each
+            judged = self.item(each, response, reason)
             if judged is not None:
                 yield judged
 
