@@ -152,9 +152,14 @@ class RobotRulesExtension:
         self._hand_parked_to_closing_scheduler()
         if not self.manager.config.crawl_delay:
             return
-        # Connected now, after every component connected its own handlers:
-        # AutoThrottle adjusts slot.delay in its response_downloaded handler,
-        # and this one, called after it, puts the floor back.
+        # Connected no sooner than now, after every component connected its
+        # own handlers: AutoThrottle adjusts slot.delay in its
+        # response_downloaded handler, and this one, called after it, puts
+        # the floor back. Not before any delay may be asked: until then
+        # they would keep nothing, at a cost per page.
+        self.manager.politeness.when_delays(self._keep_floors)
+
+    def _keep_floors(self) -> None:
         connect = self.crawler.signals.connect
         connect(self.request_reached_downloader, signal=signals.request_reached_downloader)
         connect(self.response_downloaded, signal=signals.response_downloaded)

@@ -56,6 +56,7 @@ class RobotRulesMiddleware:
         # ``spider``: Scrapy 2.13 passes it; 2.14+ passes it only to methods that require it.
         manager = self.manager
         if not manager.checks(request):
+            manager.politeness.watch_unchecked(request)
             return None
         meta = request.meta
         url = request.url

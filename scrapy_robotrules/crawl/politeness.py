@@ -29,6 +29,8 @@ from .reporting import logger
 from .settings import named_for_robots
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request
     from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
@@ -123,6 +125,34 @@ class Politeness:
         """User-Agent header values decoded, so that the same value gives the same string."""
         self._last_agent, self._last_other = self.db.agent, False
         """The last agent other than the crawler's seen, and whether it is another product."""
+        self._delays_seen = self.policies.any
+        """Whether any delay may be asked yet: until then, slot floors have nothing to keep."""
+        self._on_delays: Callable[[], object] | None = None
+
+    def when_delays(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once, as soon as some origin or agent may be asked a delay.
+
+        Until then :meth:`crawl_delay` is None for every request, so the
+        extension's slot-floor signal handlers would do nothing but cost.
+        """
+        if self._delays_seen or self.policies.any:
+            self._delays_seen = True
+            callback()
+        else:
+            self._on_delays = callback
+
+    def _delays_possible(self) -> None:
+        self._delays_seen = True
+        callback, self._on_delays = self._on_delays, None
+        if callback is not None:
+            callback()
+
+    def watch_unchecked(self, request: Request) -> None:
+        """See an unchecked request's agent: another product's rules may ask it a delay."""
+        if not self._delays_seen and self._request_agents:
+            agent = self.agent(request)
+            if agent is not self.db.agent:
+                self._others(agent)
 
     def agent(self, request: Request) -> str:
         """The agent robots.txt is asked about for ``request`` (Scrapy's middleware's choice).
@@ -147,6 +177,8 @@ class Politeness:
         if agent != self._last_agent:
             self._last_agent = agent
             self._last_other = product_token(agent) != self._token
+            if self._last_other and not self._delays_seen:
+                self._delays_possible()  # its rules are read from the store (crawl_delay)
         return self._last_other
 
     @property
@@ -184,6 +216,8 @@ class Politeness:
         if asked is None or (not self.config.crawl_delay and policy is None):
             return False
         self._asked[origin] = asked
+        if not self._delays_seen:
+            self._delays_possible()
         while len(self._asked) > self.config.cache_size:
             del self._asked[next(iter(self._asked))]
         return True
