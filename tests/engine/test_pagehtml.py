@@ -104,3 +104,16 @@ def test_large_page_costs_only_its_head() -> None:
     started = time.perf_counter()
     assert head_metas(page) == [("robots", "noindex")]
     assert time.perf_counter() - started < 0.5
+
+
+def test_repeated_question_answers_alike_and_apart() -> None:
+    # The last answer is remembered (both spider middlewares ask it): a caller
+    # changing its list changes nothing for the next, and another limit or
+    # encoding is another question.
+    page = '<head><meta name="robots" content="noindex">é<meta name=a content=b>'.encode()
+    first = head_metas(page, "utf-8")
+    first.append(("x", "y"))
+    assert head_metas(page, "utf-8") == [("robots", "noindex"), ("a", "b")]
+    assert head_metas(page, "utf-8", 30) == []
+    assert head_metas(page, "latin-1")[1] == ("a", "b")
+    assert head_metas(page, "utf-8") == [("robots", "noindex"), ("a", "b")]

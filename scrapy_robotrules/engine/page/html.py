@@ -33,6 +33,8 @@ _OPENING = re.compile(r"<[A-Za-z/!]")
 _ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*("[^"]*"?|'[^']*'?|[^\s>]*))?""")
 _RAW_TEXT = ("script", "style", "template", "textarea", "title")
 _END_OF_HEAD = ("body", "frameset")
+_LAST: list[tuple[tuple[bytes | str, str, int], tuple[tuple[str, str], ...]] | None] = [None]
+"""The last call's arguments (the part of the body read) and answer."""
 
 
 def _decode(body: bytes | str, encoding: str, limit: int) -> str:
@@ -59,8 +61,21 @@ def _attributes(text: str) -> dict[str, str]:
 def head_metas(
     body: bytes | str, encoding: str = "utf-8", limit: int = DEFAULT_LIMIT
 ) -> list[tuple[str, str]]:
-    """``(name, content)`` of each meta tag in the head that has both, in document order."""
-    text = _decode(body, encoding, limit)
+    """``(name, content)`` of each meta tag in the head that has both, in document order.
+
+    The last answer is remembered: the page and usage middlewares both read
+    the head of each response, and the second asks the same question.
+    """
+    key = (body[:limit], encoding, limit)
+    last = _LAST[0]
+    if last is not None and last[0] == key:
+        return list(last[1])
+    metas = _scan(_decode(body, encoding, limit))
+    _LAST[0] = (key, tuple(metas))
+    return metas
+
+
+def _scan(text: str) -> list[tuple[str, str]]:
     metas: list[tuple[str, str]] = []
     position = 0
     while len(metas) < MAX_TAGS:
