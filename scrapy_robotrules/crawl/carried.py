@@ -71,19 +71,24 @@ class Decisions:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._answers: dict[str, tuple[float, int, str, Decision]] = {}
+        self._answers: dict[str, tuple[float, int, str, Decision, str]] = {}
+
+    def origin(self, url: str) -> str | None:
+        """The origin of ``url`` if it has an answer here (a duplicate: no need to compute it)."""
+        answer = self._answers.get(url)
+        return None if answer is None else answer[4]
 
     def get(self, url: str, entry: Entry, agent: str) -> Decision | None:
         answer = self._answers.get(url)
         if answer is None:
             return None
-        fetched_at, identity, asked, decision = answer
+        fetched_at, identity, asked, decision, _ = answer
         if fetched_at != entry.fetched_at or identity != id(entry) or asked != agent:
             return None
         return decision
 
-    def put(self, url: str, entry: Entry, agent: str, decision: Decision) -> None:
+    def put(self, url: str, origin: str, entry: Entry, agent: str, decision: Decision) -> None:
         answers = self._answers
-        answers[url] = (entry.fetched_at, id(entry), agent, decision)
+        answers[url] = (entry.fetched_at, id(entry), agent, decision, origin)
         if len(answers) > self.size:
             del answers[next(iter(answers))]

@@ -200,7 +200,8 @@ class RobotsManager:
         url = request.url
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
-        origin = origin_for(request)
+        # A duplicate of a URL already answered: its origin is known.
+        origin = self._answers.origin(url) or origin_for(request)
         return self._decide(origin, url, request, self.db.store.get(origin))
 
     async def decide(self, request: Request) -> Decision:
@@ -292,7 +293,7 @@ class RobotsManager:
                 # --- usage preferences (usage.py): a purpose robots.txt refuses drops it.
                 if self.config.purposes and decision.allowed and entry.robots is not None:
                     decision = refuse_purposes(entry.robots, decision, self.config.purposes)
-                self._answers.put(url, entry, agent, decision)
+                self._answers.put(url, origin, entry, agent, decision)
             tdm_at = None
             if self.tdmrep is not None and decision.allowed:  # tdmrepfetch.py
                 tdm = self.tdmrep.entry(origin)
