@@ -69,13 +69,15 @@ class RobotRulesExtension:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    def request_scheduled(self, request: Request, spider: Spider) -> None:
+    def request_scheduled(self, request: Request, **kwargs: Any) -> None:
         """Decide ``request`` before it enters the scheduler, or park it; raise to keep it out.
 
         Counted once per URL a request lineage reaches: a parked request
         offered again, or a retry of a URL already decided, is not counted
         again; a redirect to another URL is a new offer, decided for its own
-        origin and path.
+        origin and path. (``**kwargs``: the signal's dispatcher then passes
+        its arguments on without sorting out those not asked for, once per
+        offer.)
         """
         manager, report = self.manager, self.report
         meta = request.meta
