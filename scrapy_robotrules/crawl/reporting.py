@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from ..engine.stores import Entry
+    from .audit import AuditTrail
 
 __all__ = ["ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
 
@@ -83,6 +84,8 @@ class Reporter:
         self.summary_lines: list[Callable[[], str | None]] = []
         """More lines for the closing summary (the page directives add theirs)."""
         self._waiting = 0
+        self.audit: AuditTrail | None = None
+        """The audit trail (``ROBOTRULES_AUDIT``): told of each fetch and the body parsed."""
         quiet_robots_retries()
 
     @property
