@@ -21,6 +21,7 @@ import time
 from collections import OrderedDict, deque
 from typing import IO, TYPE_CHECKING, Any
 
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.internet.threads import deferToThread
@@ -134,8 +135,8 @@ class AuditWriter:
             self._timer = None
         self.hand_over()
         while self._worker is not None:
-            await self._worker
-        await deferToThread(self._drain_and_flush)
+            await maybe_deferred_to_future(self._worker)
+        await maybe_deferred_to_future(deferToThread(self._drain_and_flush))
 
     def _drain_and_flush(self) -> None:
         self._drain()
@@ -233,7 +234,7 @@ class AuditTrail:
         try:
             await writer.close()
         finally:
-            await maybeDeferred(self.storage.store, self.file)
+            await maybe_deferred_to_future(maybeDeferred(self.storage.store, self.file))
         if writer.error is not None:
             self.report.inc("audit/lost", writer.lost)
             logger.error(
