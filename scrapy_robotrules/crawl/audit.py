@@ -33,6 +33,8 @@ from .carried import origin_for
 from .operator_config import storage_class
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request
     from scrapy.crawler import Crawler
 
@@ -56,7 +58,9 @@ KNOWN_FILES = 100_000
 class AuditWriter:
     """Lines to one open file, written in order by a thread, a batch at a time."""
 
-    def __init__(self, file: IO[bytes], *, cap: int, on_sync: Any = None) -> None:
+    def __init__(
+        self, file: IO[bytes], *, cap: int, on_sync: Callable[[], None] | None = None
+    ) -> None:
         self.file = file
         self.cap = cap
         self.batch = max(1, min(BATCH, cap))

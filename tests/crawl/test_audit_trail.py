@@ -8,7 +8,9 @@ unreachable outcome independent of timing.
 
 from __future__ import annotations
 
+import io
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,9 @@ from helpers.crawling import (
 from helpers.mockserver import MockServer, Reply, install_loopback_dns
 from helpers.variants import OURS, stat
 from scrapy.crawler import CrawlerRunner
+from scrapy.utils.defer import deferred_from_coro
 
+from scrapy_robotrules.crawl.audit import AuditWriter
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError
 from scrapy_robotrules.engine.audit import sha256_of
@@ -145,3 +149,36 @@ async def test_a_bad_audit_target_stops_the_crawl_without_showing_credentials(
         await runner.crawl(crawler, start_urls=_site(mockserver)[:1])
     assert "s3cret" not in str(raised.value)
     assert not crawler.stats.get_value("downloader/request_count")
+
+
+class _SlowFile(io.BytesIO):
+    """A file whose writes in the writer thread wait until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def write(self, data: Any) -> int:
+        if threading.current_thread() is not threading.main_thread():
+            self.release.wait(10)
+        return super().write(data)
+
+
+@async_test
+async def test_a_writer_behind_by_more_than_the_buffer_writes_on_the_reactor_thread_in_order() -> (
+    None
+):
+    file = _SlowFile()
+    synced: list[int] = []
+    writer = AuditWriter(file, cap=2, on_sync=lambda: synced.append(1))
+    writer.add("1")
+    writer.add("2")  # a batch: to the thread, whose write waits
+    assert not synced
+    # Whether or not the thread took its batch yet, four lines or more are
+    # behind now: written here (after the thread's batch, if it took it).
+    threading.Timer(0.05, file.release.set).start()
+    for line in "3456":
+        writer.add(line)
+    assert synced
+    await deferred_from_coro(writer.close())  # as Scrapy runs a signal handler
+    assert file.getvalue() == b"1\n2\n3\n4\n5\n6\n"
