@@ -26,11 +26,19 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.internet.threads import deferToThread
 
-from ..engine.audit import SHADOW, fetch_line, request_line, sha256_of, text_without_credentials
+from ..engine.audit import (
+    SHADOW,
+    fetch_line,
+    request_line,
+    sha256_of,
+    text_without_credentials,
+    url_without_credentials,
+)
 from ..engine.fetch_policy import Outcome
 from . import compat
 from .carried import origin_for
 from .operator_config import storage_class
+from .setting_values import RobotRulesSettingError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -161,9 +169,17 @@ class AuditTrail:
         self.mode = mode
         self.db = db
         self.report = report
-        cls = load_object(storage_class(crawler.settings, uri))
-        self.storage = build_from_crawler(cls, crawler, uri, feed_options={"overwrite": False})
-        self.file: IO[bytes] = self.storage.open(crawler.spider)
+        try:
+            cls = load_object(storage_class(crawler.settings, uri))
+            self.storage = build_from_crawler(cls, crawler, uri, feed_options={"overwrite": False})
+            self.file: IO[bytes] = self.storage.open(crawler.spider)
+        except Exception as exc:  # a directory that cannot be made, a storage without its library
+            error = RobotRulesSettingError(
+                f"ROBOTRULES_AUDIT: cannot open {url_without_credentials(uri)!r}"
+                f" ({type(exc).__name__}: {text_without_credentials(str(exc))})"
+            )
+            logger.error("%(error)s: the crawl cannot start", {"error": error})
+            raise error from None
         self.writer = AuditWriter(self.file, cap=cap, on_sync=self._synced)
         self._files: OrderedDict[str, tuple[float, str, bytes | None]] = OrderedDict()
         """Per origin: fetch time, SHA-256 and (until its fetch line) the body parsed."""

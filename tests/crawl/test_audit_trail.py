@@ -130,6 +130,21 @@ async def test_a_small_buffer_loses_no_line_and_a_trail_is_appended_to(
     assert len(_lines(trail)) == 43
 
 
+@async_test
+async def test_an_audit_file_that_cannot_be_opened_stops_the_crawl_with_the_setting_named(
+    mockserver: MockServer, tmp_path: Path
+) -> None:
+    (tmp_path / "taken").write_bytes(b"a file, not a directory")
+    install_loopback_dns()
+    target = str(tmp_path / "taken" / "audit.jsonl")
+    settings = {**BASE_SETTINGS, **reactor_settings(), **SETTINGS, "ROBOTRULES_AUDIT": target}
+    runner = CrawlerRunner(settings)
+    crawler = runner.create_crawler(RecordingSpider)
+    with pytest.raises(RobotRulesSettingError, match=r"^ROBOTRULES_AUDIT: cannot open "):
+        await runner.crawl(crawler, start_urls=_site(mockserver)[:1])
+    assert not crawler.stats.get_value("downloader/request_count")
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
