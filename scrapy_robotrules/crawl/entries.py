@@ -99,6 +99,8 @@ class Entries:
             final_url=fetched.url,
             body=body if robots is not None else None,
         )
+        if robots is not None and self.reporter.audit is not None:
+            self.reporter.audit.parsed(state.name, entry, body)
         if state.outage is not None:
             logger.info(
                 "robots.txt of %(origin)s reachable again after %(seconds).1f s",
