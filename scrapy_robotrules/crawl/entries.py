@@ -7,6 +7,8 @@ network errors, a body that cannot be unpacked), which keeps the rules read
 earlier and is fetched again with back-off. Freshness follows
 ``Cache-Control``/``Expires`` within ``ROBOTRULES_MIN_AGE``..``ROBOTRULES_MAX_AGE``.
 Each function returns the new entry and moves the origin's outage in step.
+With a shared store, each body parsed is also archived by its SHA-256
+(issue 16), the name the audit trail gives it.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from __future__ import annotations
 import zlib
 from typing import TYPE_CHECKING
 
+from ..engine.audit import sha256_of
 from ..engine.fetch_policy import Outcome, freshness_lifetime, outcome_for_status, retry_delay
 from ..engine.robotstxt import RobotsTxt
+from ..engine.stores import CachedStore
 from .content_coding import decode_body, hidden_encoding, response_headers
 from .reporting import logger
 from .settings import MAX_RETRY_DELAY
@@ -99,6 +103,10 @@ class Entries:
             final_url=fetched.url,
             body=body if robots is not None else None,
         )
+        if robots is not None:
+            self._archive(body)
+            if self.reporter.audit is not None:
+                self.reporter.audit.parsed(state.name, entry, body)
         if state.outage is not None:
             logger.info(
                 "robots.txt of %(origin)s reachable again after %(seconds).1f s",
@@ -112,6 +120,12 @@ class Entries:
             extra=self.reporter.spider,
         )
         return entry
+
+    def _archive(self, body: bytes) -> None:
+        """A shared store keeps the body by its SHA-256 (counted when the store answered)."""
+        store = self.db.store
+        if isinstance(store, CachedStore) and store.archive(sha256_of(body), body):
+            self.reporter.inc("store/archived")
 
     def unreachable(self, state: OriginState, status: int | None, url: str, detail: str) -> Entry:
         """Record an unreachable robots.txt: earlier rules kept, next try after the back-off."""

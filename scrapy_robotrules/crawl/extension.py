@@ -79,7 +79,7 @@ class RobotRulesExtension:
         its arguments on without sorting out those not asked for, once per
         offer.)
         """
-        manager, report = self.manager, self.report
+        manager, report, verdicts = self.manager, self.report, self.manager.verdicts
         meta = request.meta
         url = request.url
         if meta.get(OFFERED) != url:
@@ -93,7 +93,10 @@ class RobotRulesExtension:
         try:
             decision = manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
-            self._drop(request, exc)
+            if verdicts.stops(request, exc):
+                self._drop(request, exc)
+            else:
+                meta[DECIDED] = url
             return
         if decision is None:
             if manager.park(request):
@@ -106,8 +109,14 @@ class RobotRulesExtension:
         if decision.allowed:
             report.count("allowed")
             meta[DECIDED] = url
+            if verdicts.trail is not None:
+                verdicts.allowed(request, decision)
             return
-        self._drop(request, RobotsTxtForbidden(decision.reason))
+        forbidden = RobotsTxtForbidden(decision.reason)
+        if verdicts.stops(request, forbidden, decision):
+            self._drop(request, forbidden)
+        else:
+            meta[DECIDED] = url  # shadow mode: let through, counted
 
     def _drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> None:
         """Count and log the drop; keep ``request`` out of the scheduler, or tell its errback."""

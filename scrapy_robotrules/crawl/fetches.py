@@ -209,6 +209,8 @@ class Fetches:
             entry = self.entries.unreachable(state, None, state.robots_url, detail)
         seconds = time.monotonic() - started
         self.report.fetched(seconds, state.robots_url, len(self.db), self.db.evicted)
+        if self.report.audit is not None:
+            self.report.audit.fetched(state.name, entry, seconds, state.last_error)
         politeness = self.politeness
         if politeness.note(state.name, entry):
             politeness.apply_crawl_delay(state.trigger)

@@ -60,11 +60,13 @@ from .exceptions import (
 )
 from .fetches import Fetches
 from .leases import Leases
+from .operator_config import operator_config
 from .parking import Parking
 from .policy import SitePolicies, adjusted
 from .politeness import Politeness
 from .reporting import STATS_PREFIX, Reporter
 from .settings import RobotRulesConfig, crawl_config
+from .shadow import Verdicts
 from .tdmrepfetch import TdmRepFiles
 
 if TYPE_CHECKING:
@@ -107,6 +109,7 @@ class RobotsManager:
     _ATTRIBUTE = "_robotrules_manager"
 
     def __init__(self, crawler: Crawler, config: RobotRulesConfig) -> None:
+        operator = operator_config(crawler)  # checked before anything starts
         self.crawler = crawler
         self.config = config
         self.stats = crawler.stats
@@ -164,6 +167,8 @@ class RobotsManager:
         )
         self.origins = self.fetches.origins
         self.parking = Parking(crawler, config, self.report)
+        self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.policies)
+        """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
         self._answers = Decisions(ANSWERS)
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 

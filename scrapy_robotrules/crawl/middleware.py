@@ -20,6 +20,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from .carried import DECIDED, OFFERED
 from .exceptions import RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
 from .manager import RobotsManager
+from .shadow import SHADOWED
 from .sitemaps import Sitemaps
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class RobotRulesMiddleware:
             # Decided (and counted) when it was scheduled, let through for its errback.
             raise decided
         if decided == url:
-            if manager.still_allowed(request):
+            if manager.still_allowed(request) or meta.get(SHADOWED) == url:
                 # Decided (and counted) when it was scheduled, under the rules at hand.
                 await manager.politeness.pace(request)
                 return None
@@ -79,19 +80,33 @@ class RobotRulesMiddleware:
             # Never offered to the scheduler: engine.download_async callers.
             meta[OFFERED] = url
             self.report.count("offered")
+        verdicts = manager.verdicts
         try:
             decision = await manager.decide(request)
-        except (RobotsTxtUnreachable, RobotsTxtNotFetched) as exc:
+        except RobotsTxtUnreachable as exc:
+            if verdicts.stops(request, exc):
+                self.report.record_drop(request, exc)
+                raise
+            meta[DECIDED] = url  # shadow mode: let through, counted
+            await manager.politeness.pace(request)
+            return None
+        except RobotsTxtNotFetched as exc:
             self.report.record_drop(request, exc)
             raise
         if decision.allowed:
             self.report.count("allowed")
             meta[DECIDED] = url
+            if verdicts.trail is not None:
+                verdicts.allowed(request, decision)
             await manager.politeness.pace(request)
             return None
         forbidden = RobotsTxtForbidden(decision.reason)
-        self.report.record_drop(request, forbidden)
-        raise forbidden
+        if verdicts.stops(request, forbidden, decision):
+            self.report.record_drop(request, forbidden)
+            raise forbidden
+        meta[DECIDED] = url
+        await manager.politeness.pace(request)
+        return None
 
     async def _recheck(self, request: Request) -> None:
         """The final gate for a request allowed when it was scheduled, under other rules.
@@ -110,5 +125,7 @@ class RobotRulesMiddleware:
             return
         self.report.count("allowed", -1)
         forbidden = RobotsTxtForbidden(decision.reason)
-        self.report.record_drop(request, forbidden)
-        raise forbidden
+        if manager.verdicts.stops(request, forbidden, decision):
+            self.report.record_drop(request, forbidden)
+            raise forbidden
+        await manager.politeness.pace(request)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from ..engine.stores import Entry
+    from .audit import AuditTrail
 
 __all__ = ["BATCHED", "FLUSH_SECONDS", "ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
 
@@ -91,6 +92,8 @@ class Reporter:
         self.summary_lines: list[Callable[[], str | None]] = []
         """More lines for the closing summary (the page directives add theirs)."""
         self._waiting = 0
+        self.audit: AuditTrail | None = None
+        """The audit trail (``ROBOTRULES_AUDIT``): told of each fetch and the body parsed."""
         quiet_robots_retries()
         crawler.signals.connect(self.flush, signal=scrapy_signals.spider_idle)
         crawler.signals.connect(self._close, signal=scrapy_signals.spider_closed)

@@ -17,7 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
-from scrapy.http import Response
+from scrapy.http import Response, TextResponse
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
@@ -111,11 +111,14 @@ class Sitemaps:
         sitemaps = robots.sitemaps if robots is not None else []
         body = "".join(f"Sitemap: {url}\n" for url in sitemaps).encode()
         status = 200 if robots is not None else (entry.status or 404)
-        return Response(
+        # A TextResponse: Scrapy 2.13 does not choose the class of a
+        # response a middleware returns, and SitemapSpider reads ``.text``.
+        return TextResponse(
             request.url,
             status=status,
             body=body,
             headers={"Content-Type": "text/plain; charset=utf-8"},
+            encoding="utf-8",
             request=request,
         )
 

@@ -3,7 +3,7 @@
 ``check`` answers like a crawler would; ``compare`` shows what each
 precedence mode (SPEC 5) would decide, so a switch of mode can be judged
 before it is made. ``page`` shows the page-level rules of a saved response
-(:mod:`.page.cli`); ``audit`` and ``compare --builtin`` are the operator's
+(:mod:`.page.cli`); ``audit``, ``archive`` and ``compare --builtin`` are the operator's
 (:mod:`.operator_cli`).
 """
 
@@ -16,7 +16,14 @@ from typing import NoReturn, TextIO
 
 from .. import __version__
 from .agents import AGENT_MATCH_STYLES, TOKEN
-from .operator_cli import add_audit_command, add_builtin_option, run_audit, run_builtin_compare
+from .operator_cli import (
+    add_archive_command,
+    add_audit_command,
+    add_builtin_option,
+    run_archive,
+    run_audit,
+    run_builtin_compare,
+)
 from .page.cli import add_page_command, run_page
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
@@ -110,6 +117,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_builtin_option(compare)
     add_page_command(commands)
     add_audit_command(commands)
+    add_archive_command(commands)
     return parser
 
 
@@ -169,6 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_page(args, parser, sys.stdout)
     if args.command == "audit":
         return run_audit(args, parser, sys.stdout)
+    if args.command == "archive":
+        return run_archive(args, parser, sys.stdout.buffer, sys.stderr)
     if args.max_size < 1:
         parser.error("--max-size must be a positive number of bytes")
     try:

@@ -1,29 +1,37 @@
-"""``robotrules audit`` and ``compare --builtin``: the operator's commands (issue 16; SPEC 5, 7).
+"""``robotrules audit``, ``archive`` and ``compare --builtin``: the operator's commands (issue 16).
 
 ``audit`` reads an audit trail (:mod:`.audit`) and says, per origin, how
 many requests were forbidden and by which rules, which origins' robots.txt
 stayed unreachable and for how long, and which robots.txt were slowest.
+``archive`` prints a robots.txt body that a shared store archived, by the
+SHA-256 an audit line names it with (SPEC 8: the file that decided).
 ``compare --builtin`` adds Protego, the parser of Scrapy's built-in
-middleware, beside the three precedence modes, so a team leaving the
-built-in middleware sees which URLs change. Both are offline: they read
-files, never the network. Protego is imported only when asked for.
+middleware, beside the three precedence modes (SPEC 5, 7), so a team
+leaving the built-in middleware sees which URLs change. None fetches
+anything from a site. Protego is imported only when asked for.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
 import sys
-from typing import Any, TextIO
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
 
-from .audit import AuditSummary, read_lines, summarise
+from .audit import AuditSummary, read_lines, sha256_of, summarise
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .robotstxt import Decision, RobotsTxt
+from .stores import KEEP_ARCHIVE, StoreError, open_backend, redact_url, store_kind
+from .stores.naming import sqlite_path
 
 __all__ = [
+    "add_archive_command",
     "add_audit_command",
     "add_builtin_option",
     "report",
+    "run_archive",
     "run_audit",
     "run_builtin_compare",
 ]
@@ -50,6 +58,66 @@ def add_audit_command(commands: argparse._SubParsersAction[Any]) -> None:
         default=10,
         help="origins, rules per origin and fetches listed in each part (default: 10)",
     )
+
+
+def add_archive_command(commands: argparse._SubParsersAction[Any]) -> None:
+    """Add ``archive`` to the ``robotrules`` sub-commands."""
+    archive = commands.add_parser(
+        "archive",
+        help="print a robots.txt body archived in a shared store, by its SHA-256",
+        description="Print, byte for byte, the robots.txt body that a crawl with"
+        " ROBOTRULES_STORE = STORE archived under SHA256 (the robots_sha256 or sha256 of an"
+        " audit line). Exit status 0, 1 when the store holds no body under that SHA-256,"
+        " 2 on a usage error (such as a store that cannot be read).",
+    )
+    archive.add_argument(
+        "store", metavar="STORE", help="the crawl's ROBOTRULES_STORE (sqlite:... or redis://...)"
+    )
+    archive.add_argument("sha256", metavar="SHA256", help="the body's SHA-256, 64 hex digits")
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def run_archive(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, out: BinaryIO, err: TextIO
+) -> int:
+    """Run ``robotrules archive``; returns the exit status."""
+    url, sha = args.store, args.sha256.strip().lower()
+    shown = redact_url(url)
+    if not _SHA256.fullmatch(sha):
+        parser.error(f"not a SHA-256: {args.sha256!r} (64 hex digits)")
+    try:
+        kind = store_kind(url)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if kind == "memory":
+        parser.error("the memory store keeps no archive: name the crawl's sqlite or redis store")
+    if kind == "sqlite" and not Path(sqlite_path(url)).is_file():
+        parser.error(f"cannot read {shown}: no such file")  # opening would create it
+    try:
+        backend = open_backend(url, timeout=5.0)
+    except (ValueError, ImportError) as exc:
+        parser.error(redact_url(url, str(exc)))
+    try:
+        body = backend.archived(sha)
+    except StoreError as exc:
+        parser.error(f"cannot read {shown}: {redact_url(url, str(exc))}")
+    finally:
+        backend.close()
+    if body is None:
+        days = KEEP_ARCHIVE / 86_400
+        err.write(
+            f"robotrules: no robots.txt archived under {sha} in {shown} (never fetched"
+            f" with this store, or last fetched more than {days:.0f} days ago)\n"
+        )
+        return 1
+    if sha256_of(body) != sha:
+        err.write(f"robotrules: the body archived under {sha} in {shown} does not match it\n")
+        return 1
+    out.write(body)
+    out.flush()
+    return 0
 
 
 def add_builtin_option(compare: argparse.ArgumentParser) -> None:

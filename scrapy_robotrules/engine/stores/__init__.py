@@ -13,12 +13,13 @@ from collections.abc import Callable
 
 from ..reading import DEFAULT_MAX_SIZE
 from .cache import CachedStore
-from .interface import KEEP_STALE, Backend, Entry, Record, RulesStore, StoreError
+from .interface import KEEP_ARCHIVE, KEEP_STALE, Backend, Entry, Record, RulesStore, StoreError
 from .memory import DEFAULT_CACHE_BYTES, MemoryStore
 from .naming import STORE_SCHEMES, redact_url, sqlite_path, store_kind
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
+    "KEEP_ARCHIVE",
     "KEEP_STALE",
     "STORE_SCHEMES",
     "Backend",

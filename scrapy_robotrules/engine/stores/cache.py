@@ -235,6 +235,20 @@ class CachedStore:
         wait = self._ask("reserve", lambda: self.backend.reserve(origin, interval))
         return None if isinstance(wait, _Failed) else wait
 
+    # The archive of robots.txt bodies, by SHA-256 (issue 16).
+
+    def archive(self, sha256: str, body: bytes) -> bool:
+        """Archive ``body`` under ``sha256``; ``False`` if the backend does not answer.
+
+        Not written back later: bodies are too large to hold through an outage.
+        """
+        return self._ask("archive", lambda: self.backend.archive(sha256, body)) is not FAILED
+
+    def archived(self, sha256: str) -> bytes | None:
+        """The body archived under ``sha256``; ``None`` if none or no answer."""
+        body = self._ask("archived", lambda: self.backend.archived(sha256))
+        return None if isinstance(body, _Failed) else body
+
     def eviction(self) -> str | None:
         """The backend's :meth:`~.interface.Backend.eviction`; ``None`` if it does not answer."""
         found = self._ask("eviction", self.backend.eviction)

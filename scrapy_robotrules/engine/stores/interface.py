@@ -10,6 +10,10 @@ backend shared by several processes coordinates them:
 - a *pace* per origin, the next time the fleet may send that origin a
   request, so that Crawl-delay holds for all processes together.
 
+It also keeps an *archive*: every robots.txt body fetched, by its SHA-256,
+the name an audit line gives it (issue 16), kept ``KEEP_ARCHIVE`` seconds
+after it was last fetched.
+
 Backends raise :class:`StoreError` when they cannot answer; the caller
 (:class:`~scrapy_robotrules.engine.stores.cache.CachedStore`) falls back to memory.
 """
@@ -22,11 +26,16 @@ from ..fetch_policy import Outcome
 from ..robotstxt import Decision, RobotsTxt, is_robots_path
 from ..urls import request_path
 
-__all__ = ["KEEP_STALE", "Backend", "Entry", "Record", "RulesStore", "StoreError"]
+__all__ = ["KEEP_ARCHIVE", "KEEP_STALE", "Backend", "Entry", "Record", "RulesStore", "StoreError"]
 
 KEEP_STALE = 7 * 86_400.0
 """Seconds a record is kept after it went stale: stale rules still decide while
 they are fetched again (SPEC 8), and a restarted crawl starts from them."""
+
+KEEP_ARCHIVE = 30 * 86_400.0
+"""Seconds an archived robots.txt body is kept after it was last fetched: longer than
+a record (at most ROBOTRULES_MAX_AGE + KEEP_STALE), because an audit trail is
+read after the crawl, often weeks later; a file that does not change is one copy."""
 
 
 class StoreError(Exception):
@@ -77,6 +86,17 @@ class Backend(Protocol):
 
         Returns the seconds to wait before the booked turn, 0 if it is now.
         """
+        ...
+
+    def archive(self, sha256: str, body: bytes) -> None:
+        """Keep ``body`` under ``sha256`` (its hex SHA-256) for ``KEEP_ARCHIVE`` seconds from now.
+
+        Idempotent: the same body archived again is one copy, kept longer.
+        """
+        ...
+
+    def archived(self, sha256: str) -> bytes | None:
+        """The body archived under ``sha256``; ``None`` if none (never kept, or expired)."""
         ...
 
     def eviction(self) -> str | None:

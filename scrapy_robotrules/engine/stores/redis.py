@@ -6,7 +6,9 @@ Each origin has a hash of its record (expiring a week after it goes
 stale), a lease key (``SET NX PX``: who fetches it now) and a pace key (the
 next time the fleet may send it a request). Leases and paces change in Lua
 scripts, which Redis runs one at a time, and paces are counted on the Redis
-server's clock, so the machines' clocks need not agree.
+server's clock, so the machines' clocks need not agree. Archived
+robots.txt bodies are plain keys by SHA-256, expiring ``KEEP_ARCHIVE``
+seconds after they were last archived.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import math
 from typing import Any
 
 from ..fetch_policy import Outcome
-from .interface import KEEP_STALE, Record, StoreError
+from .interface import KEEP_ARCHIVE, KEEP_STALE, Record, StoreError
 from .naming import redact_url
 
 try:
@@ -154,6 +156,14 @@ class RedisBackend:
             "reserve", self._reserve, keys=[self._key("pace", origin)], args=[repr(interval)]
         )
         return max(0.0, float(wait))
+
+    def archive(self, sha256: str, body: bytes) -> None:
+        key = self._key("body", sha256)
+        self._call("archive", self.client.set, key, body, ex=math.ceil(KEEP_ARCHIVE))
+
+    def archived(self, sha256: str) -> bytes | None:
+        body: bytes | None = self._call("archived", self.client.get, self._key("body", sha256))
+        return body
 
     def eviction(self) -> str | None:
         """The server's ``maxmemory-policy`` when it is not ``noeviction``.

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..fetch_policy import Outcome
-from .interface import KEEP_STALE, Record, StoreError
+from .interface import KEEP_ARCHIVE, KEEP_STALE, Record, StoreError
 
 __all__ = ["SQLiteBackend"]
 
@@ -41,6 +41,9 @@ CREATE TABLE IF NOT EXISTS leases (
     origin TEXT PRIMARY KEY, owner TEXT NOT NULL, until REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS paces (origin TEXT PRIMARY KEY, next REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS bodies (
+    sha256 TEXT PRIMARY KEY, body BLOB NOT NULL, expires REAL NOT NULL
+);
 """
 
 _PURGE_EVERY = 1000
@@ -133,6 +136,7 @@ class SQLiteBackend:
                 db.execute("DELETE FROM robots WHERE expires < ?", (now,))
                 db.execute("DELETE FROM leases WHERE until < ?", (now,))
                 db.execute("DELETE FROM paces WHERE next < ?", (now - 3600,))
+                db.execute("DELETE FROM bodies WHERE expires < ?", (now,))
 
         self._run(work, write=True)
 
@@ -171,6 +175,25 @@ class SQLiteBackend:
         if not (interval >= 0 and math.isfinite(interval)):
             raise ValueError(f"interval must be a finite number of seconds, not {interval!r}")
         return self._run(work, write=True)
+
+    def archive(self, sha256: str, body: bytes) -> None:
+        expires = self.clock() + KEEP_ARCHIVE
+        self._run(
+            lambda db: db.execute(
+                "INSERT INTO bodies VALUES (?, ?, ?)"
+                " ON CONFLICT (sha256) DO UPDATE SET expires = excluded.expires",
+                (sha256, body, expires),
+            )
+        )
+
+    def archived(self, sha256: str) -> bytes | None:
+        row = self._run(
+            lambda db: db.execute(
+                "SELECT body FROM bodies WHERE sha256 = ? AND expires >= ?",
+                (sha256, self.clock()),
+            ).fetchone()
+        )
+        return None if row is None else bytes(row[0])
 
     def eviction(self) -> str | None:
         return None  # a file keeps what it is given

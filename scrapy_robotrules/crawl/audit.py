@@ -1,0 +1,281 @@
+"""The audit trail of a crawl (``ROBOTRULES_AUDIT``, issue 16): its lines, written in a thread.
+
+One JSON line per decided request and one per robots.txt fetch, built by
+:mod:`scrapy_robotrules.engine.audit` (which keeps credentials out of them).
+The trail goes where Scrapy's feed storages put a feed: a path, ``file://``,
+``s3://``, ``ftp://``... (``FEED_STORAGES``), chosen and built as Scrapy's
+``FeedExporter`` does. Lines are handed to a thread a batch at a time, so
+the reactor never waits on the disk; at most ``ROBOTRULES_AUDIT_BUFFER``
+lines wait in memory. Past that the writer has fallen behind, and the next
+batch is written on the reactor's thread (counted ``audit/sync_writes``):
+slower, but no line is ever lost. Everything is flushed when the spider closes.
+
+SPEC 7 (what decided, written down) and 8 (each fetch and its outcome).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict, deque
+from typing import IO, TYPE_CHECKING, Any
+
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.misc import build_from_crawler, load_object
+from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.threads import deferToThread
+
+from ..engine.audit import (
+    SHADOW,
+    fetch_line,
+    request_line,
+    sha256_of,
+    text_without_credentials,
+    url_without_credentials,
+)
+from ..engine.fetch_policy import Outcome
+from . import compat
+from .carried import origin_for
+from .operator_config import storage_class
+from .setting_values import RobotRulesSettingError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    from ..engine.database import RobotRules
+    from ..engine.robotstxt import Decision
+    from ..engine.stores import Entry
+    from .policy import SitePolicies
+    from .reporting import Reporter
+
+__all__ = ["AuditTrail", "AuditWriter"]
+
+logger = logging.getLogger(__name__)
+
+BATCH = 1000
+"""Lines handed to the writer thread at once (fewer when the buffer is smaller)."""
+FLUSH_AFTER = 1.0
+"""Seconds a line waits at most before its batch goes to the thread, in a slow crawl."""
+KNOWN_FILES = 100_000
+"""Origins whose latest robots.txt SHA-256 is kept for the request lines."""
+
+
+class AuditWriter:
+    """Lines to one open file, written in order by a thread, a batch at a time."""
+
+    def __init__(
+        self, file: IO[bytes], *, cap: int, on_sync: Callable[[], None] | None = None
+    ) -> None:
+        self.file = file
+        self.cap = cap
+        self.batch = max(1, min(BATCH, cap))
+        self._on_sync = on_sync
+        self._buffer: list[str] = []
+        self._pending: deque[list[str]] = deque()
+        self._pending_lines = 0
+        self._lock = threading.Lock()
+        """Held while a batch is taken and written: one writer at a time, in order."""
+        self._worker: Deferred[None] | None = None
+        self._timer: Any = None
+        self.error: BaseException | None = None
+        """Why the file could not be written; lines after it are counted, not written."""
+        self.lost = 0
+
+    def add(self, line: str) -> None:
+        buffer = self._buffer
+        buffer.append(line)
+        if len(buffer) >= self.batch:
+            self.hand_over()
+        elif self._timer is None:
+            self._timer = compat.call_later(FLUSH_AFTER, self._flush_timer)
+
+    def _flush_timer(self) -> None:
+        self._timer = None
+        self.hand_over()
+
+    def hand_over(self) -> None:
+        """The buffered lines go to the writer thread (or, past the cap, straight to the file)."""
+        if not self._buffer:
+            return
+        batch, self._buffer = self._buffer, []
+        with self._lock:
+            self._pending.append(batch)
+            self._pending_lines += len(batch)
+            behind = self._pending_lines > self.cap
+        if behind:
+            self._drain()  # on this thread: every earlier batch first, then this one
+            if self._on_sync is not None:
+                self._on_sync()
+        elif self._worker is None:
+            self._start_worker()
+
+    def _start_worker(self) -> None:
+        worker = self._worker = deferToThread(self._drain)
+
+        def done(_: object) -> None:
+            self._worker = None
+            with self._lock:
+                more = bool(self._pending)
+            if more:
+                self._start_worker()
+
+        worker.addBoth(done)
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    return
+                batch = self._pending.popleft()
+                self._pending_lines -= len(batch)
+                if self.error is not None:
+                    self.lost += len(batch)
+                    continue
+                try:
+                    self.file.write("".join(f"{line}\n" for line in batch).encode("ascii"))
+                except Exception as exc:  # a full disk, a closed pipe: the crawl goes on
+                    self.error = exc
+                    self.lost += len(batch)
+
+    async def close(self) -> None:
+        """Every line written (in the thread), the file flushed."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.hand_over()
+        while self._worker is not None:
+            await maybe_deferred_to_future(self._worker)
+        await maybe_deferred_to_future(deferToThread(self._drain_and_flush))
+
+    def _drain_and_flush(self) -> None:
+        self._drain()
+        if self.error is None:
+            try:
+                self.file.flush()
+            except Exception as exc:
+                self.error = exc
+
+
+class AuditTrail:
+    """The audit lines of one crawler: what each decision and fetch says, where it goes."""
+
+    def __init__(
+        self, crawler: Crawler, uri: str, *, cap: int, mode: str, db: RobotRules, report: Reporter
+    ) -> None:
+        self.crawler = crawler
+        self.mode = mode
+        self.db = db
+        self.report = report
+        try:
+            cls = load_object(storage_class(crawler.settings, uri))
+            self.storage = build_from_crawler(cls, crawler, uri, feed_options={"overwrite": False})
+            self.file: IO[bytes] = self.storage.open(crawler.spider)
+        except Exception as exc:  # a directory that cannot be made, a storage without its library
+            error = RobotRulesSettingError(
+                f"ROBOTRULES_AUDIT: cannot open {url_without_credentials(uri)!r}"
+                f" ({type(exc).__name__}: {text_without_credentials(str(exc))})"
+            )
+            logger.error("%(error)s: the crawl cannot start", {"error": error})
+            raise error from None
+        self.writer = AuditWriter(self.file, cap=cap, on_sync=self._synced)
+        self._files: OrderedDict[str, tuple[float, str, bytes | None]] = OrderedDict()
+        """Per origin: fetch time, SHA-256 and (until its fetch line) the body parsed."""
+        self.policies: SitePolicies | None = None
+        """``ROBOTRULES_POLICIES``, set by the manager: each line names the policy that applied."""
+
+    def _policy(self, origin: str) -> str | None:
+        policies = self.policies
+        if policies is None or not policies.any or not origin:
+            return None
+        policy = policies.for_origin(origin)
+        return policy.pattern if policy is not None else None
+
+    def _synced(self) -> None:
+        self.report.inc("audit/sync_writes")
+
+    def _add(self, line: str) -> None:
+        self.writer.add(line)
+        self.report.inc("audit/lines")
+
+    def request(self, request: Request, decision: Decision, verdict: str) -> None:
+        """The line of a decided request: ``allowed``, ``forbidden`` or ``unreachable``."""
+        try:
+            origin = origin_for(request)
+        except ValueError:
+            origin = ""
+        entry = self.db.store.get(origin) if origin else None
+        outcome = Outcome.RULES.value if entry is None else entry.outcome.value
+        if verdict == "unreachable":
+            outcome = Outcome.UNREACHABLE.value
+        sha, fetched_at = None, None
+        if entry is not None:
+            fetched_at = entry.fetched_at
+            known = self._files.get(origin)
+            if known is not None and known[0] == entry.fetched_at:
+                sha = known[1]
+        line = request_line(
+            decision,
+            origin=origin,
+            at=time.time(),
+            mode=self.mode,
+            verdict=verdict,
+            outcome=outcome,
+            robots_sha256=sha,
+            fetched_at=fetched_at,
+            policy=self._policy(origin),
+        )
+        self._add(line)
+
+    def parsed(self, origin: str, entry: Entry, body: bytes) -> None:
+        """The robots.txt body ``entry`` was parsed from (its SHA-256 names it in the lines)."""
+        files = self._files
+        files[origin] = (entry.fetched_at, sha256_of(body), body)
+        files.move_to_end(origin)
+        while len(files) > KNOWN_FILES:
+            files.popitem(last=False)
+
+    def fetched(self, origin: str, entry: Entry, seconds: float, error: str | None) -> None:
+        """The line of one robots.txt fetch, whatever its outcome."""
+        body = None
+        known = self._files.get(origin)
+        if known is not None and known[0] == entry.fetched_at and known[2] is not None:
+            body = known[2]
+            self._files[origin] = (known[0], known[1], None)  # the body is not kept
+        unreachable = entry.outcome is Outcome.UNREACHABLE
+        line = fetch_line(
+            origin,
+            at=entry.fetched_at,
+            outcome=entry.outcome.value,
+            elapsed=seconds,
+            status=entry.status,
+            body=body,
+            freshness=entry.fresh_until - entry.fetched_at,
+            url=entry.url,
+            error=error if unreachable else None,
+            policy=self._policy(origin),
+        )
+        self._add(line)
+
+    async def close(self) -> None:
+        """Every line written, then the storage stores the file (uploads it, for remote ones)."""
+        writer = self.writer
+        try:
+            await writer.close()
+        finally:
+            await maybe_deferred_to_future(maybeDeferred(self.storage.store, self.file))
+        if writer.error is not None:
+            self.report.inc("audit/lost", writer.lost)
+            logger.error(
+                "The audit trail could not be written (%(error)s): %(lost)d lines lost"
+                " (robotrules/audit/lost)",
+                {"error": text_without_credentials(str(writer.error)), "lost": writer.lost},
+                extra=self.report.spider,
+            )
+
+    @property
+    def shadow(self) -> bool:
+        return self.mode == SHADOW
