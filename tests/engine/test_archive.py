@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,22 +26,6 @@ from scrapy_robotrules.engine.stores.sqlite import SQLiteBackend
 
 BODY = b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /priv\xe9\x00\n"
 SHA = hashlib.sha256(BODY).hexdigest()
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite://{tmp_path}/robots.db"
-    else:
-        server: RedisServer = request.getfixturevalue("redis_server")
-        yield server.url
-
-
-@pytest.fixture
-def backend(store_url: str) -> Iterator[Backend]:
-    opened = open_backend(store_url)
-    yield opened
-    opened.close()
 
 
 class TestBackends:

@@ -37,22 +37,6 @@ ORIGIN = "http://example.com"
 RULES = b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n"
 
 
-@pytest.fixture(params=["sqlite", "redis"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite://{tmp_path}/robots.db"
-    else:
-        server: RedisServer = request.getfixturevalue("redis_server")
-        yield server.url
-
-
-@pytest.fixture
-def backend(store_url: str) -> Iterator[Backend]:
-    opened = open_backend(store_url)
-    yield opened
-    opened.close()
-
-
 def record(outcome: Outcome = Outcome.RULES, body: bytes | None = RULES, **kw: float) -> Record:
     now = time.time()
     return Record(

@@ -1,4 +1,4 @@
-"""The crawl layer's layout rule: small modules, each saying what it is for and its SPEC."""
+"""The layout rule of both floors: small modules, each saying what it is for and its SPEC."""
 
 from __future__ import annotations
 
@@ -7,19 +7,30 @@ from pathlib import Path
 
 import pytest
 
-import scrapy_robotrules.crawl
+import scrapy_robotrules
 
-CRAWL = Path(scrapy_robotrules.crawl.__file__).resolve().parent
-MODULES = sorted(CRAWL.rglob("*.py"))
+PACKAGE = Path(scrapy_robotrules.__file__).resolve().parent
+ENGINE = PACKAGE / "engine"
+CRAWL = PACKAGE / "crawl"
+MODULES = sorted([*ENGINE.rglob("*.py"), *CRAWL.rglob("*.py")])
 MAX_LINES = 400
 
 
-def test_the_crawl_layer_is_found() -> None:
-    names = {path.relative_to(CRAWL).as_posix() for path in MODULES}
-    assert {"manager.py", "middleware.py", "extension.py", "politeness.py"} <= names
+def test_both_floors_are_found() -> None:
+    names = {path.relative_to(PACKAGE).as_posix() for path in MODULES}
+    assert {
+        "engine/precedence.py",
+        "engine/robotstxt.py",
+        "engine/index/rules.py",
+        "engine/usage/preferences.py",
+        "crawl/manager.py",
+        "crawl/middleware.py",
+        "crawl/extension.py",
+        "crawl/politeness.py",
+    } <= names
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(CRAWL).as_posix())
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
 def test_a_module_is_small_and_says_what_it_holds(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count("\n") <= MAX_LINES, f"{path.name}: split it by job"
