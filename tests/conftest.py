@@ -1,4 +1,4 @@
-"""Shared pytest wiring: the mock server and Redis server fixtures, and the crawl marker."""
+"""Shared pytest wiring: the mock, Redis and store fixtures, and the crawl marker."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from helpers.crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
 from helpers.redisserver import RedisServer
+
+from scrapy_robotrules.engine.stores import Backend, open_backend
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -31,3 +33,19 @@ def redis_server() -> Iterator[RedisServer]:
             yield server
         finally:
             server.stop()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite://{tmp_path}/robots.db"
+    else:
+        server: RedisServer = request.getfixturevalue("redis_server")
+        yield server.url
+
+
+@pytest.fixture
+def backend(store_url: str) -> Iterator[Backend]:
+    opened = open_backend(store_url)
+    yield opened
+    opened.close()
