@@ -30,12 +30,11 @@ from __future__ import annotations
 import logging
 import time
 import zlib
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..engine.fetch_policy import Outcome, freshness_lifetime, outcome_for_status, retry_delay
-from ..engine.stores import Record
+from ..engine.stores import Record, WeightedLRU
 from ..engine.usage.preferences import TDM, USAGE_REFUSAL, usage_view
 from ..engine.usage.tdmrep import MAX_FILE_BYTES, TDMREP_PATH, TdmRep
 from .content_coding import decode_body, hidden_encoding, response_headers
@@ -137,10 +136,10 @@ class TdmRepFiles:
         self.leases = leases
         self.fleet = leases.fleet if leases is not None else None
         self.capacity = config.cache_size
-        self.max_bytes = config.cache_bytes
+        self._entries: WeightedLRU[TdmEntry] = WeightedLRU(
+            config.cache_size, max_bytes=config.cache_bytes
+        )
         """Like robots.txt entries, parsed files are bounded in weight as well as in count."""
-        self.weight = 0
-        self._entries: OrderedDict[str, TdmEntry] = OrderedDict()
         self._failures: dict[str, int] = {}
         """Failed fetches in a row, per unreachable origin: the back-off."""
 
@@ -149,11 +148,13 @@ class TdmRepFiles:
         """The file's URL, which is also its record's key in a shared store."""
         return f"{origin}{TDMREP_PATH}"
 
+    @property
+    def weight(self) -> int:
+        """The parsed files' total weight, in estimated bytes."""
+        return self._entries.weight
+
     def entry(self, origin: str) -> TdmEntry | None:
-        entry = self._entries.get(origin)
-        if entry is not None:
-            self._entries.move_to_end(origin)
-        return entry
+        return self._entries.get(origin)
 
     def due(self, origin: str) -> bool:
         """Whether the file must be fetched (never fetched here, or stale)."""
@@ -169,18 +170,6 @@ class TdmRepFiles:
             return decision
         said = "; ".join(str(p) for p in refused)
         return replace(decision, allowed=False, note=f"{TDMREP_REFUSAL}: {said}")
-
-    def _put(self, origin: str, entry: TdmEntry) -> None:
-        replaced = self._entries.pop(origin, None)
-        if replaced is not None:
-            self.weight -= replaced.weight
-        self._entries[origin] = entry
-        self.weight += entry.weight
-        entries = self._entries
-        while len(entries) > 1 and (
-            len(entries) > self.capacity or self.weight > self.max_bytes
-        ):  # the newest entry always stays
-            self.weight -= entries.pop(next(iter(entries))).weight
 
     def _inc(self, key: str) -> None:
         self.report.inc(f"{STATS}{key}")
@@ -209,7 +198,7 @@ class TdmRepFiles:
         now = self.clock()
         if record is None or record.fresh_until <= now:
             return False
-        held = self._entries.get(origin)
+        held = self._entries.peek(origin)
         if held is not None and held.fetched_at >= record.fetched_at:
             return held.is_fresh(now)
         tdm = None
@@ -219,7 +208,7 @@ class TdmRepFiles:
             return False  # a file without its body: fetched again
         outcome = Outcome.ALLOW_ALL if record.outcome is Outcome.DISALLOW_ALL else record.outcome
         detail = f"HTTP {record.status}, fetched by another crawler" if record.status else ""
-        self._put(
+        self._entries.keep(
             origin,
             TdmEntry(
                 outcome,
@@ -309,7 +298,7 @@ class TdmRepFiles:
         if len(self._failures) > self.capacity:
             del self._failures[next(iter(self._failures))]
         wait = retry_delay(failures, base=self.config.retry_delay, cap=MAX_RETRY_DELAY)
-        held = self._entries.get(origin)
+        held = self._entries.peek(origin)
         earlier = held.tdm if held is not None else None
         size = held.size if held is not None else 0
         body = None
@@ -340,6 +329,6 @@ class TdmRepFiles:
         )
 
     def _save(self, origin: str, entry: TdmEntry, record: Record) -> None:
-        self._put(origin, entry)
+        self._entries.keep(origin, entry)
         if self.fleet is not None:
             self.fleet.save_record(record)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from ..reading import DEFAULT_MAX_SIZE
 from .cache import CachedStore
 from .interface import KEEP_ARCHIVE, KEEP_STALE, Backend, Entry, Record, RulesStore, StoreError
-from .memory import DEFAULT_CACHE_BYTES, MemoryStore
+from .memory import DEFAULT_CACHE_BYTES, MemoryStore, WeightedLRU
 from .naming import STORE_SCHEMES, redact_url, sqlite_path, store_kind
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Record",
     "RulesStore",
     "StoreError",
+    "WeightedLRU",
     "open_backend",
     "open_store",
     "redact_url",

@@ -11,30 +11,41 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
 
 from .interface import Entry
 
-__all__ = ["DEFAULT_CACHE_BYTES", "MemoryStore"]
+__all__ = ["DEFAULT_CACHE_BYTES", "MemoryStore", "WeightedLRU"]
 
 
 DEFAULT_CACHE_BYTES = 512 * 1024 * 1024
 """What a rules cache may weigh by default (see :attr:`Entry.weight`): 512 MiB."""
 
 
-class MemoryStore:
-    """Entries in a dict, least recently used dropped beyond ``capacity`` or ``max_bytes``.
+class Weighed(Protocol):
+    @property
+    def weight(self) -> int:
+        """Estimated bytes held."""
+        ...
 
-    A count of origins alone does not bound memory: one robots.txt of 500 KiB
-    of wildcard rules weighs as much as thousands of ordinary ones. Entries
-    are also weighed (:attr:`Entry.weight`), and the least recently used are
-    dropped while the total is above ``max_bytes`` (the newest entry always
-    stays). ``on_evict`` is called with each dropped entry, so callers can count.
+
+V = TypeVar("V", bound=Weighed)
+
+
+class WeightedLRU(Generic[V]):
+    """Values by key, least recently used dropped beyond ``capacity`` or ``max_bytes``.
+
+    A count alone does not bound memory: one robots.txt of 500 KiB of
+    wildcard rules weighs as much as thousands of ordinary ones. Values are
+    also weighed (their ``weight``), and the least recently used are dropped
+    while the total is above ``max_bytes`` (the newest value always stays).
+    ``on_evict`` is called with each dropped value, so callers can count.
     """
 
     def __init__(
         self,
         capacity: int | None = None,
-        on_evict: Callable[[Entry], None] | None = None,
+        on_evict: Callable[[V], None] | None = None,
         max_bytes: int | None = DEFAULT_CACHE_BYTES,
     ) -> None:
         if capacity is not None and capacity < 1:
@@ -45,40 +56,53 @@ class MemoryStore:
         self.max_bytes = max_bytes
         self.on_evict = on_evict
         self.weight = 0
-        """The entries' total weight, in estimated bytes."""
-        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        """The values' total weight, in estimated bytes."""
+        self._values: OrderedDict[str, V] = OrderedDict()
 
-    def get(self, origin: str) -> Entry | None:
-        entry = self._entries.get(origin)
-        if entry is not None:
-            self._entries.move_to_end(origin)
-        return entry
+    def get(self, key: str) -> V | None:
+        """The value of ``key``, now the most recently used."""
+        value = self._values.get(key)
+        if value is not None:
+            self._values.move_to_end(key)
+        return value
 
-    def put(self, entry: Entry, body: bytes | None = None) -> None:
-        replaced = self._entries.pop(entry.origin, None)
+    def peek(self, key: str) -> V | None:
+        """The value of ``key``, its place unchanged."""
+        return self._values.get(key)
+
+    def keep(self, key: str, value: V) -> None:
+        replaced = self._values.pop(key, None)
         if replaced is not None:
             self.weight -= replaced.weight
-        self._entries[entry.origin] = entry
-        self.weight += entry.weight
+        values = self._values
+        values[key] = value
+        self.weight += value.weight
         capacity = self.capacity
         max_bytes = self.max_bytes
-        while len(self._entries) > 1 and (
-            (capacity is not None and len(self._entries) > capacity)
+        while len(values) > 1 and (
+            (capacity is not None and len(values) > capacity)
             or (max_bytes is not None and self.weight > max_bytes)
         ):
-            _, dropped = self._entries.popitem(last=False)
+            _, dropped = values.popitem(last=False)
             self.weight -= dropped.weight
             if self.on_evict is not None:
                 self.on_evict(dropped)
 
-    def delete(self, origin: str) -> None:
-        dropped = self._entries.pop(origin, None)
+    def delete(self, key: str) -> None:
+        dropped = self._values.pop(key, None)
         if dropped is not None:
             self.weight -= dropped.weight
 
     def clear(self) -> None:
-        self._entries.clear()
+        self._values.clear()
         self.weight = 0
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._values)
+
+
+class MemoryStore(WeightedLRU[Entry]):
+    """Entries by origin in a :class:`WeightedLRU` (weighed by :attr:`Entry.weight`)."""
+
+    def put(self, entry: Entry, body: bytes | None = None) -> None:
+        self.keep(entry.origin, entry)
