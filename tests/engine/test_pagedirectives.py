@@ -6,8 +6,6 @@ X-Robots-Tag specifications" (Search Central documentation).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import datetime, timezone
 
 import pytest
@@ -349,16 +347,6 @@ def test_many_headers_and_metas_are_capped() -> None:
 def test_malformed_values_never_raise(value: str) -> None:
     page = header(value)
     assert isinstance(page.explain(), list)
-
-
-def test_the_page_engine_imports_no_scrapy_twisted_w3lib_or_parsel() -> None:
-    code = (
-        "import sys\n"
-        "import scrapy_robotrules.engine.page.directives, scrapy_robotrules.engine.page.html\n"
-        "for name in ('scrapy', 'twisted', 'w3lib', 'parsel', 'lxml'):\n"
-        "    assert name not in sys.modules, name\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_a_word_that_is_no_weekday_does_not_join_the_next_rule() -> None:
