@@ -19,6 +19,7 @@ from ahocorasick_rs import AhoCorasick, Implementation
 
 from ..patterns import Pattern
 from ..precedence import PrecedenceStrategy, code_allows, code_line
+from .automata import AUTOMATON_BYTES_PER_CHAR, automata
 from .wildcards import Wild, scan_checked, wild_entry
 
 __all__ = ["AUTOMATON_MIN", "Literals"]
@@ -33,7 +34,7 @@ _CHUNK = 4096
 _REPORTS = 10_000
 _NEEDLE = 64
 # Rules of a large wildcard set read again from the file and kept at once.
-_CACHED = 4096
+_CACHED = 512
 _FIRST = itemgetter(0)
 
 
@@ -41,8 +42,11 @@ class Literals:
     """Wildcard rules with a needle, found by an automaton.
 
     The rules themselves are not kept: only each one's code (line and
-    verdict), in an array. A rule whose needle is found is read again from
-    the file (``pattern_at``), and kept in a small bounded cache.
+    verdict), in an array, and the needles, as one string. A rule whose
+    needle is found is read again from the file (``pattern_at``), and kept
+    in a small bounded cache. The automaton is lent by the process's cache
+    (:mod:`.automata`): taken back under its budget of bytes, it is built
+    again from the needles on the next check.
 
     An automaton reports every needle ending at every position: needles that
     are suffixes of one another (``a``, ``aa``, ``aaa``...) against a path of
@@ -51,15 +55,18 @@ class Literals:
     """
 
     __slots__ = (
+        "__weakref__",
         "_all",
         "_automaton",
         "_cache",
         "_codes",
         "_first",
+        "_needles",
         "_next",
         "_overlap",
         "_pattern_at",
         "_strategy",
+        "_weight",
     )
 
     def __init__(
@@ -77,25 +84,57 @@ class Literals:
         # Any part of a needle will do: found, its rules are checked in
         # full. A bound on needle length bounds how many needles can end at
         # one position, so a flood of reports shows within a chunk.
-        # Needle i stands for rule i; rules sharing a needle are chained
-        # through ``_next`` (rule -> next rule with its needle, or -1).
-        short = [needle[:_NEEDLE] for needle in needles]
+        longest = max(map(len, needles))
+        short = [needle[:_NEEDLE] for needle in needles] if longest > _NEEDLE else needles
+        # Needle i stands for rule i. When needles repeat, the automaton is
+        # given each once: ``_first`` maps it to its first rule, and rules
+        # sharing a needle are chained through ``_next`` (rule -> next rule
+        # with its needle, or -1). Distinct needles (a hostile file's) need
+        # neither array.
         ids = dict(zip(reversed(short), range(len(short) - 1, -1, -1), strict=True))
-        following = array("i", repeat(-1, len(short)))
+        self._first: array[int] | None = None
+        self._next: array[int] | None = None
         if len(ids) < len(short):
+            following = array("i", repeat(-1, len(short)))
             for i, needle in enumerate(short):
                 first = ids[needle]
                 if first != i:
                     following[i] = following[first]
                     following[first] = i
-        self._next = following
-        unique = list(ids)
-        self._overlap = max(map(len, unique)) - 1
-        self._automaton = AhoCorasick(
-            unique, store_patterns=False, implementation=Implementation.ContiguousNFA
+            self._next = following
+            # The automaton numbers needles in ``ids`` order: map to rules.
+            self._first = array("i", ids.values())
+            short = list(ids)
+        self._overlap = min(longest, _NEEDLE) - 1
+        # What the automaton is built again from, once the process-wide
+        # cache took it back: one string (normalised needles hold no "\n").
+        self._needles = "\n".join(short)
+        self._weight = AUTOMATON_BYTES_PER_CHAR * len(self._needles)
+        self._automaton: AhoCorasick | None = None
+        self._matcher(short)
+
+    def _matcher(self, needles: list[str] | None = None) -> AhoCorasick:
+        """The automaton, built (and admitted to the process's cache) if it was taken back."""
+        automaton = self._automaton
+        if automaton is not None:
+            automata.touch(self)
+            return automaton
+        if needles is None:
+            needles = self._needles.split("\n")
+        automaton = AhoCorasick(
+            needles, store_patterns=False, implementation=Implementation.ContiguousNFA
         )
-        # The automaton numbers needles in ``unique`` order: map to rules.
-        self._first = array("i", ids.values())
+        self._automaton = automaton
+        automata.admit(self, self._weight)
+        return automaton
+
+    def drop_automaton(self) -> None:
+        """Called by the process's cache: let the automaton go (built again when needed)."""
+        self._automaton = None
+
+    @property
+    def has_automaton(self) -> bool:
+        return self._automaton is not None
 
     def _wild(self, rule: int) -> Wild:
         entry = self._cache.get(rule)
@@ -115,7 +154,7 @@ class Literals:
         """Ids of the needles in ``path``, or ``None`` when they are reported too often."""
         budget = 2 * len(path) + _REPORTS
         found: set[int] = set()
-        find = self._automaton.find_matches_as_indexes
+        find = self._matcher().find_matches_as_indexes
         overlap = self._overlap
         start = 0
         while True:
@@ -140,12 +179,15 @@ class Literals:
             return scan_checked(self._everything(), path, best_rank, best)
         if not found:
             return best_rank, best
-        candidates = []
         first, following = self._first, self._next
-        for needle in found:
-            rule = first[needle]
-            while rule >= 0:
-                candidates.append(self._wild(rule))
-                rule = following[rule]
+        if first is None or following is None:
+            candidates = list(map(self._wild, found))
+        else:
+            candidates = []
+            for needle in found:
+                rule = first[needle]
+                while rule >= 0:
+                    candidates.append(self._wild(rule))
+                    rule = following[rule]
         candidates.sort(key=_FIRST)
         return scan_checked(candidates, path, best_rank, best)

@@ -69,13 +69,9 @@ class RuleIndex:
             rest = []
             for group in stars:
                 needles += map(bytes.decode, filter(None, group.pieces))
-                codes.extend(
-                    map(
-                        rule_code,
-                        compress(group.lines, group.pieces),
-                        compress(group.allows, group.pieces),
-                    )
-                )
+                # rule_code (line * 2 + allow), in C: no Python call per rule.
+                doubled = map((2).__mul__, compress(group.lines, group.pieces))
+                codes.extend(map(int.__add__, doubled, compress(group.allows, group.pieces)))
                 if needled < starred:
                     empty = list(map(operator.not_, group.pieces))
                     rest.append(
