@@ -9,10 +9,13 @@ kind in C, for :class:`.RuleIndex` to be built from and then dropped.
 
 from __future__ import annotations
 
+import operator
+import re
 from array import array
+from collections.abc import Iterable
 from itertools import compress
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .agents import group_token
 from .directives import (
@@ -23,7 +26,7 @@ from .directives import (
     parse_window,
 )
 from .index import StarRules, WildRule
-from .patterns import Pattern, compile_matcher, resolve_value
+from .patterns import Pattern, compile_matcher, resolve_value, simple_values
 from .precedence import PlainRules, rule_code
 from .reading import (
     KEY_NAMES,
@@ -47,6 +50,7 @@ class AgentLine(NamedTuple):
 
 
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_TRAILING_BLANKS = re.compile(r"[ \t\v\f]+(?=\n|\Z)")
 # The spellings nearly every file uses, looked up as written.
 _COMMON_KEYS = {
     spelling.encode(): KEY_NAMES[spelling.lower()]
@@ -96,16 +100,14 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> GroupRules:
         list(compress(pieces, star_keys)),
         list(compress(anchors, star_keys)),
     )
-    others = list(
-        zip(
-            compress(lines, keys),
-            compress(keys, keys),
-            compress(values, keys),
-            compress(values2, keys),
-            strict=True,
-        )
-    )
+    columns = [list(compress(column, keys)) for column in (lines, keys, values, values2)]
     read_apart = False
+    if len(columns[1]) >= _BULK:
+        left, read_apart = _read_in_bulk(
+            columns, starred, (allow_values, allow_codes), (disallow_values, disallow_codes)
+        )
+        columns = [list(compress(column, left)) for column in columns]
+    others: Iterable[tuple[int, bytes, bytes, bytes]] = zip(*columns, strict=True)
     for line, key, value, value2 in others:
         name = _COMMON_KEYS.get(key) or KEY_NAMES[key.decode("ascii").lower()]
         if name not in ("disallow", "allow"):
@@ -136,6 +138,64 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> GroupRules:
         allow_codes, allow_values = _in_file_order(allow_codes, allow_values)
         disallow_codes, disallow_values = _in_file_order(disallow_codes, disallow_values)
     return GroupRules((allow_values, allow_codes), (disallow_values, disallow_codes), wild, starred)
+
+
+# From this many rule lines the fast regex did not cut (escapes, non-ASCII),
+# they are read in bulk (see _read_in_bulk).
+_BULK = 64
+
+
+def _read_in_bulk(
+    columns: list[list[Any]],
+    starred: StarRules,
+    allow: tuple[list[bytes], list[int]],
+    disallow: tuple[list[bytes], list[int]],
+) -> tuple[list[bool], bool]:
+    """Rules of plain characters around one ``*`` at most, with escapes or non-ASCII, in bulk.
+
+    A hostile file of 21,000 ``Disallow: /*%7e<letters>%2f`` took 110 ms to
+    read one value at a time. Lines with a common spelling of ``Allow`` or
+    ``Disallow`` (``columns``: lines, keys, values, values2) are decoded,
+    cut and normalised together (:func:`.simple_values`) and join
+    ``starred`` or the plain rules, with no Python call per rule. Returns
+    which lines are left to read one by one, and whether plain rules were
+    added out of file order.
+    """
+    lines, keys, values, values2 = columns
+    common = list(map(bool, map(_COMMON_KEYS.get, keys)))
+    # One of a line's two value groups is empty: their sum is the value.
+    raw = b"\n".join(map(bytes.__add__, compress(values, common), compress(values2, common)))
+    texts = _TRAILING_BLANKS.sub("", raw.decode("utf-8", "surrogateescape")).split("\n")
+    heads, stars, pieces, anchors = simple_values(texts)
+    simple = iter(list(map(bool, heads)))
+    # Per line: read in bulk (a common key and a simple value), or left.
+    done = [is_common and next(simple) for is_common in common]
+    left = list(map(operator.not_, done))
+    if not any(done):
+        return left, False
+    lines = list(compress(lines, done))
+    allows = [key[:1] in b"aA" for key in compress(keys, done)]
+    kept = list(map(bool, heads))
+    heads, stars, pieces, anchors = (
+        list(compress(c, kept)) for c in (heads, stars, pieces, anchors)
+    )
+    # A star or an anchor makes a wildcard rule; else it is a plain prefix.
+    wild = list(map(bool, map(str.__add__, stars, anchors)))
+    starred.lines.extend(compress(lines, wild))
+    starred.allows.extend(compress(allows, wild))
+    starred.prefixes.extend(map(str.encode, compress(heads, wild)))
+    starred.stars.extend(map(str.encode, compress(stars, wild)))
+    starred.pieces.extend(map(str.encode, compress(pieces, wild)))
+    starred.anchors.extend(map(str.encode, compress(anchors, wild)))
+    read_apart = False
+    for line, is_allow, head in compress(
+        zip(lines, allows, heads, strict=True), map(operator.not_, wild)
+    ):
+        values_of, codes_of = allow if is_allow else disallow
+        values_of.append(head.encode())
+        codes_of.append(rule_code(line, is_allow))
+        read_apart = True
+    return left, read_apart
 
 
 def _in_file_order(codes: list[int], values: list[bytes]) -> tuple[list[int], list[bytes]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from binascii import hexlify, unhexlify
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "RESERVED",
     "UNRESERVED",
     "normalize",
+    "normalize_all",
     "origin_of",
     "request_path",
     "url_path_and_query",
@@ -108,6 +110,23 @@ def normalize(text: str) -> str:
     if len(octets) >= _LONG:
         return _normalize_long(octets)
     return _OCTET_WORK.sub(_octets, octets).decode("ascii")
+
+
+def normalize_all(texts: Sequence[str]) -> list[str]:
+    """:func:`normalize` of each of ``texts`` (none holding ``#``), in a few C calls in all.
+
+    The texts are normalised joined by ``#``: a reserved character, kept as
+    it is, that no escape decodes to and that stops any escape before it,
+    so each text comes out as it would alone. (A rule's value never holds a
+    ``#``: it starts a comment.)
+    """
+    joined = "#".join(texts)
+    if _is_clean(joined):
+        return list(texts)
+    out = normalize(joined).split("#")
+    if len(out) != len(texts):  # a text held "#": one by one
+        return list(map(normalize, texts))
+    return out
 
 
 # Long input is normalised without Python work per octet or per run: an
