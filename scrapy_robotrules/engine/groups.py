@@ -94,7 +94,8 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> GroupRules:
     wild: list[WildRule] = []
     starred = StarRules(
         list(compress(lines, star_keys)),
-        [key[:1] in b"aA" for key in compress(star_keys, star_keys)],
+        # Whether each allows: its key starts with "a" or "A" (in C).
+        list(map(b"aA".__contains__, map(_FIRST, compress(star_keys, star_keys)))),
         list(compress(prefixes, star_keys)),
         list(compress(stars, star_keys)),
         list(compress(pieces, star_keys)),
@@ -174,7 +175,7 @@ def _read_in_bulk(
     if not any(done):
         return left, False
     lines = list(compress(lines, done))
-    allows = [key[:1] in b"aA" for key in compress(keys, done)]
+    allows = list(map(b"aA".__contains__, map(_FIRST, compress(keys, done))))
     kept = list(map(bool, heads))
     heads, stars, pieces, anchors = (
         list(compress(c, kept)) for c in (heads, stars, pieces, anchors)
