@@ -66,12 +66,12 @@ class AutomatonCache:
     def __len__(self) -> int:
         return len(self._held)
 
-    def admit(self, holder: Holder, weight: int) -> None:
-        """``holder`` has just built an automaton of ``weight`` bytes: make room for it."""
+    def admit(self, holder: Holder, weight: int, *, built: bool = True) -> None:
+        """``holder`` has just built an automaton (or grew): it weighs ``weight`` bytes in all."""
         key = id(holder)
         with self._lock:
             self._forget(key)
-            self.built += 1
+            self.built += built
             self._held[key] = (weakref.ref(holder, self._gone(key)), weight)
             self.weight += weight
             self._shrink(self.max_bytes)

@@ -33,8 +33,10 @@ an automaton; fewer cost less scanned one by one."""
 _CHUNK = 4096
 _REPORTS = 10_000
 _NEEDLE = 64
-# Rules of a large wildcard set read again from the file and kept at once.
-_CACHED = 512
+# Rules of a large wildcard set read again from the file and kept at once,
+# and what one weighs (a tuple, its pattern and strings): an upper estimate.
+_CACHED = 4096
+_RULE_BYTES = 512
 _FIRST = itemgetter(0)
 
 
@@ -66,6 +68,7 @@ class Literals:
         "_overlap",
         "_pattern_at",
         "_strategy",
+        "_unbuilt",
         "_weight",
     )
 
@@ -109,18 +112,24 @@ class Literals:
         # What the automaton is built again from, once the process-wide
         # cache took it back: one string (normalised needles hold no "\n").
         self._needles = "\n".join(short)
+        # Weighed in the process's cache: the automaton, and the rules read
+        # again and kept beside it (dropped with it).
         self._weight = AUTOMATON_BYTES_PER_CHAR * len(self._needles)
+        self._weight += min(len(codes), _CACHED) * _RULE_BYTES
         self._automaton: AhoCorasick | None = None
-        self._matcher(short)
+        # Built on the first check, from these (no need to split the string).
+        self._unbuilt: list[str] | None = short
 
-    def _matcher(self, needles: list[str] | None = None) -> AhoCorasick:
+    def _matcher(self) -> AhoCorasick:
         """The automaton, built (and admitted to the process's cache) if it was taken back."""
         automaton = self._automaton
         if automaton is not None:
             automata.touch(self)
             return automaton
+        needles = self._unbuilt
         if needles is None:
             needles = self._needles.split("\n")
+        self._unbuilt = None
         automaton = AhoCorasick(
             needles, store_patterns=False, implementation=Implementation.ContiguousNFA
         )
@@ -129,8 +138,13 @@ class Literals:
         return automaton
 
     def drop_automaton(self) -> None:
-        """Called by the process's cache: let the automaton go (built again when needed)."""
+        """Called by the process's cache: let the automaton go (built again when needed).
+
+        The rules read again go with it: they are weighed with it.
+        """
         self._automaton = None
+        self._cache = {}
+        self._all = None
 
     @property
     def has_automaton(self) -> bool:
@@ -168,9 +182,14 @@ class Literals:
                 return found
 
     def _everything(self) -> list[Wild]:
-        if self._all is None:
-            self._all = sorted(map(self._wild_uncached, range(len(self._codes))), key=_FIRST)
-        return self._all
+        everything = self._all
+        if everything is None:
+            everything = sorted(map(self._wild_uncached, range(len(self._codes))), key=_FIRST)
+            if self._automaton is not None:
+                # Kept while the automaton is: weighed with it.
+                self._all = everything
+                automata.admit(self, self._weight + len(everything) * _RULE_BYTES, built=False)
+        return everything
 
     def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
         """The best-ranked matching rule, if it ranks above ``best``."""
