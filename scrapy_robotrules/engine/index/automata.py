@@ -1,4 +1,4 @@
-"""The compiled automata of all files, held within one process-wide budget of bytes (issue 12).
+"""Compiled automata of all files, in one process-wide budget of bytes (no SPEC section).
 
 An Aho-Corasick automaton over a hostile file's literals holds ten times
 the file's size, outside Python's objects. A file keeps its literals as one
