@@ -22,10 +22,22 @@ from ..engine.urls import origin_of
 if TYPE_CHECKING:
     from scrapy import Request
 
+    from ..engine.database import RobotRules
     from ..engine.robotstxt import Decision
     from ..engine.stores import Entry
+    from .politeness import Politeness
+    from .tdmrepfetch import TdmRepFiles
 
-__all__ = ["DECIDED", "OFFERED", "PARKED", "RULES", "Carried", "Decisions", "origin_for"]
+__all__ = [
+    "DECIDED",
+    "OFFERED",
+    "PARKED",
+    "RULES",
+    "Carried",
+    "Carrier",
+    "Decisions",
+    "origin_for",
+]
 
 DECIDED = "robotrules_decided"
 """Request meta key: what the request was decided for.
@@ -72,6 +84,8 @@ class Decisions:
     def __init__(self, size: int) -> None:
         self.size = size
         self._answers: dict[str, tuple[float, int, str, Decision, str]] = {}
+        self._carried: dict[str, Carried] = {}
+        """What a request allowed by the latest answer for its URL carries (allowed only)."""
 
     def origin(self, url: str) -> str | None:
         """The origin of ``url`` if it has an answer here (a duplicate: no need to compute it)."""
@@ -87,8 +101,54 @@ class Decisions:
             return None
         return decision
 
+    def allowed(self, url: str) -> Carried | None:
+        """What a request for ``url`` carried when the latest answer allowed it, if it did.
+
+        Whether those rules still hold is the caller's to check (the entry's
+        identity, its freshness, the agent).
+        """
+        return self._carried.get(url)
+
     def put(self, url: str, origin: str, entry: Entry, agent: str, decision: Decision) -> None:
         answers = self._answers
         answers[url] = (entry.fetched_at, id(entry), agent, decision, origin)
+        carried = self._carried
+        if decision.allowed:
+            carried[url] = (url, origin, entry.fetched_at, id(entry), None, agent)
+        else:
+            carried.pop(url, None)
         if len(answers) > self.size:
-            del answers[next(iter(answers))]
+            oldest = next(iter(answers))
+            del answers[oldest]
+            carried.pop(oldest, None)
+
+
+class Carrier:
+    """Whether the rules a carried decision was made under still hold."""
+
+    def __init__(self, db: RobotRules, politeness: Politeness, tdmrep: TdmRepFiles | None) -> None:
+        self.db = db
+        self.politeness = politeness
+        self.tdmrep = tdmrep
+
+    def holds(self, carried: Carried, request: Request) -> bool:
+        """Same robots.txt (and tdmrep.json) entries, still fresh, and the same agent.
+
+        Deciding again would then give the same answer and start no fetch.
+        """
+        if carried[2] is None:
+            return False
+        _, origin, fetched_at, identity, tdm_at, agent = carried
+        entry = self.db.store.get(origin)
+        if entry is None or entry.fetched_at != fetched_at or id(entry) != identity:
+            return False
+        now = self.db.clock()
+        if not entry.is_fresh(now):
+            return False
+        if self.politeness.request_agents and self.politeness.agent(request) != agent:
+            return False
+        if self.tdmrep is not None:
+            tdm = self.tdmrep.entry(origin)
+            if tdm is None or tdm.fetched_at != tdm_at or not tdm.is_fresh(now):
+                return False
+        return True

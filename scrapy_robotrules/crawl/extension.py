@@ -83,6 +83,10 @@ class RobotRulesExtension:
         meta = request.meta
         url = request.url
         if meta.get(OFFERED) != url:
+            if manager.allowed_again(request):  # the same URL offered again, same rules
+                meta[OFFERED] = meta[DECIDED] = url
+                report.offered_and_allowed()
+                return
             meta[OFFERED] = url
             report.count("offered")
             if not manager.checks(request):

@@ -49,7 +49,7 @@ from ..engine.stores import CachedStore
 from ..engine.urls import request_path
 from ..engine.usage.preferences import TDM, refuse_purposes
 from . import compat
-from .carried import DECIDED, OFFERED, PARKED, RULES, Carried, Decisions, origin_for
+from .carried import DECIDED, OFFERED, PARKED, RULES, Carried, Carrier, Decisions, origin_for
 from .download import ROBOTS_PRIORITY, Downloader
 from .entries import Entries
 from .exceptions import (
@@ -170,6 +170,10 @@ class RobotsManager:
         self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.policies)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
         self._answers = Decisions(ANSWERS)
+        self._carrier = Carrier(self.db, self.politeness, self.tdmrep)
+        self._carries_answers = not (
+            self.policies.any or self.tdmrep is not None or self.verdicts.trail is not None
+        )
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod
@@ -234,28 +238,22 @@ class RobotsManager:
             entry = await self.fetches.wait(state)
 
     def still_allowed(self, request: Request) -> bool:
-        """Whether ``request`` carries an allowed decision whose rules still hold.
-
-        Same URL, same agent, the same robots.txt (and tdmrep.json) entries,
-        still fresh: deciding again would give the same answer and start no
-        fetch. A redirect, a refresh or rules gone from the cache say no.
-        """
+        """Whether ``request`` carries an allowed decision for its URL, under rules that hold."""
         carried: Carried | None = request.meta.get(RULES)
-        if carried is None or carried[2] is None or carried[0] != request.url:
+        url = request.url
+        return carried is not None and carried[0] == url and self._carrier.holds(carried, request)
+
+    def allowed_again(self, request: Request) -> bool:
+        """Whether the latest answer allowed this URL under rules that still hold (then carried).
+
+        Never so with site policies, tdmrep.json or an audit trail: they have a say in _decide.
+        """
+        carried = self._answers.allowed(request.url) if self._carries_answers else None
+        if carried is None or request.meta.get("dont_obey_robotstxt"):
             return False
-        _, origin, fetched_at, identity, tdm_at, agent = carried
-        entry = self.db.store.get(origin)
-        if entry is None or entry.fetched_at != fetched_at or id(entry) != identity:
+        if not self._carrier.holds(carried, request):
             return False
-        now = self.db.clock()
-        if not entry.is_fresh(now):
-            return False
-        if self.politeness.request_agents and self.politeness.agent(request) != agent:
-            return False
-        if self.tdmrep is not None:
-            tdm = self.tdmrep.entry(origin)
-            if tdm is None or tdm.fetched_at != tdm_at or not tdm.is_fresh(now):
-                return False
+        request.meta[RULES] = carried
         return True
 
     def _robots_path_decision(self, url: str) -> Decision:

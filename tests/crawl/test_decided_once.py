@@ -23,7 +23,7 @@ from helpers.crawling import RecordingSpider, async_test, run_spider
 from helpers.mockserver import MockServer, Reply, RequestRecord
 from helpers.variants import OURS, stat
 
-import scrapy_robotrules.crawl.manager  # noqa: F401  (every module that computes origins)
+import scrapy_robotrules.crawl.manager  # (every module that computes origins)
 from scrapy_robotrules.crawl.signals import robotrules_fetched
 from scrapy_robotrules.engine.stores import Entry
 from scrapy_robotrules.engine.urls import origin_of
@@ -153,3 +153,36 @@ async def test_the_origin_of_a_request_is_computed_once(
     assert sorted(result.crawled) == sorted(urls)
     assert stat(result, "crawl_delay/applied") >= 1
     assert {url: computed[url] for url in urls} == dict.fromkeys(urls, 1)
+
+
+@async_test
+async def test_a_url_offered_again_under_the_same_rules_is_not_decided_again(
+    mockserver: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every page links to the same four pages, as a site's menu does: each is
+    # offered once per page crawled, and the duplicate filter drops all but
+    # the first only after the offer was decided (request_scheduled comes first).
+    decided: Counter[str] = Counter()
+    manager_class = scrapy_robotrules.crawl.manager.RobotsManager
+    decide = manager_class._decide
+
+    def counting(self: Any, origin: str, url: str, *args: Any) -> Any:
+        decided[url] += 1
+        return decide(self, origin, url, *args)
+
+    monkeypatch.setattr(manager_class, "_decide", counting)
+    mockserver.set_robots("a.test", Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    links = ["/1", "/2", "/3", "/private"]
+    mockserver.set_pages("a.test", links=links)
+    start = mockserver.url("a.test", "/")
+    result = await run_spider(RecordingSpider, OURS, start_urls=[start], follow=True)
+    pages = [start] + [mockserver.url("a.test", path) for path in links[:3]]
+    assert sorted(result.crawled) == sorted(pages)
+    offers = 1 + 4 * len(pages)  # the start page, then each page's four links
+    assert stat(result, "offered") == offers
+    assert stat(result, "allowed") == offers - len(pages)  # /private: forbidden at each offer
+    assert stat(result, "forbidden") == len(pages)
+    # An allowed URL is decided once, whoever offers it again; a forbidden one each time.
+    allowed = [mockserver.url("a.test", path) for path in links[:3]]
+    assert {url: decided[url] for url in allowed} == dict.fromkeys(allowed, 1)
+    assert decided[mockserver.url("a.test", "/private")] == len(pages)
