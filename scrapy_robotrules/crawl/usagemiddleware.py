@@ -42,9 +42,8 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
-__all__ = ["META_KEY", "STATS_PREFIX", "UsagePreferencesMiddleware"]
+__all__ = ["META_KEY", "STATS_PREFIX", "UsageItemsMiddleware", "UsagePreferencesMiddleware"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +53,14 @@ STATS_PREFIX = "robotrules/usage/"
 
 
 class UsagePreferencesMiddleware:
-    """Reads each response's usage preferences; judges the items of one that refuses a purpose."""
+    """Reads each response's usage preferences; judges the items of one that refuses a purpose.
+
+    Items are judged only when the crawl declares purposes
+    (``ROBOTRULES_PURPOSES``): :meth:`from_crawler` then builds a
+    :class:`UsageItemsMiddleware`. Without any, nothing can be refused, and
+    the middleware stays out of the way of what callbacks yield (Scrapy
+    would pass every item through it, at a cost per item).
+    """
 
     def __init__(self, crawler: Crawler) -> None:
         if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
@@ -72,8 +78,13 @@ class UsagePreferencesMiddleware:
         )
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+    def from_crawler(cls, crawler: Crawler) -> UsagePreferencesMiddleware:
+        judging = (
+            cls is UsagePreferencesMiddleware
+            and crawler.settings.getbool("ROBOTSTXT_OBEY")
+            and RobotsManager.for_crawler(crawler).config.purposes
+        )
+        return UsageItemsMiddleware(crawler) if judging else cls(crawler)
 
     def read(self, response: Response) -> UsageView:
         """The preferences that apply to ``response``: robots.txt, headers, meta tags."""
@@ -132,6 +143,10 @@ class UsagePreferencesMiddleware:
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         response.meta[META_KEY] = self.read(response)
+
+
+class UsageItemsMiddleware(UsagePreferencesMiddleware):
+    """The usage middleware of a crawl with purposes: it also judges what callbacks yield."""
 
     def _judge(self, response: Response) -> tuple[UsageView, str]:
         view = response.meta.get(META_KEY)

@@ -21,6 +21,7 @@ from helpers.usage import HTML, SETTINGS, UsageSpider, html
 from scrapy.settings import Settings
 
 from scrapy_robotrules.crawl.settings import RobotRulesConfig, RobotRulesSettingError
+from scrapy_robotrules.crawl.usagemiddleware import UsageItemsMiddleware, UsagePreferencesMiddleware
 
 CRAWL_TESTS = True
 
@@ -94,6 +95,10 @@ async def test_default_only_records(mockserver: MockServer) -> None:
     assert stats["robotrules/usage/train-ai/disallowed"] >= 3
     assert stats["robotrules/usage/unparsable"] == 2
     assert "robotrules/usage/forbidden" not in stats
+    # Nothing can be refused: the middleware reads, and leaves what callbacks yield alone.
+    middleware = result.crawler.get_spider_middleware(UsagePreferencesMiddleware)
+    assert middleware is not None
+    assert not hasattr(middleware, "process_spider_output")
 
 
 @async_test
@@ -114,6 +119,8 @@ async def test_purpose_refused_by_robots_txt_is_never_downloaded(mockserver: Moc
     assert marks["/ai-ok/signal-header"]
     assert marks["/ai-ok/tdm-header"] is None  # tdm was not declared
     assert result.stats["robotrules/usage/items/marked"] == 2
+    middleware = result.crawler.get_spider_middleware(UsagePreferencesMiddleware)
+    assert isinstance(middleware, UsageItemsMiddleware)
 
 
 @async_test
