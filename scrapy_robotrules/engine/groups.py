@@ -36,7 +36,7 @@ from .reading import (
     member_line,
 )
 
-__all__ = ["AgentLine", "Extras", "Group", "GroupRules"]
+__all__ = ["AgentLine", "Extras", "Group", "GroupRules", "read_rules"]
 
 
 class AgentLine(NamedTuple):
@@ -69,12 +69,13 @@ def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
     return None if resolved is None else compile_matcher(resolved)
 
 
-def _read_rules(raw: RawGroup, robots_url: str | None) -> GroupRules:
+def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRules:
+    """The rules of a group's member text ``body``, whose first line is ``body_line``."""
     # The hot loop of a first question to a large file: plain values used
     # as they are when they need no normalising, and sorted by kind as they
     # come, in C (compress); only the other member lines go through Python.
-    items = member_items(raw.body)
-    lines = range(raw.body_line, raw.body_line + len(items))
+    items = member_items(body)
+    lines = range(body_line, body_line + len(items))
     if not items:
         return GroupRules(([], []), ([], []), [], StarRules([], [], [], [], [], []))
     # One pass turns the rows into columns.
@@ -82,7 +83,7 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> GroupRules:
         *items, strict=True
     )
     # Rule codes (line * 2 + allow) straight from ranges, in C.
-    first, end = raw.body_line * 2, (raw.body_line + len(items)) * 2
+    first, end = body_line * 2, (body_line + len(items)) * 2
     disallow_values = list(compress(disallows, disallows))
     disallow_codes: list[int] = list(compress(range(first, end, 2), disallows))
     allow_values = list(compress(allows, allows))
@@ -198,7 +199,7 @@ class Group:
         return count_unknown(self._raw.body)
 
     def rules(self, robots_url: str | None) -> GroupRules:
-        return _read_rules(self._raw, robots_url)
+        return read_rules(self._raw.body, self._raw.body_line, robots_url)
 
     def extras(self) -> Extras:
         if self._extras is None:

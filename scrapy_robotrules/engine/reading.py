@@ -133,9 +133,20 @@ class RawGroup(NamedTuple):
 
 
 class FileLayout(NamedTuple):
-    """What one scan of a file finds."""
+    """What one scan of a file finds: its groups in columns, not one object per group.
 
-    groups: list[RawGroup]
+    Group ``i`` has the member text ``bodies[i]``, whose first line is
+    ``body_lines[i]``, and the ``User-agent`` lines ``agent_ends[i - 1]`` (0
+    for the first group) to ``agent_ends[i]`` of ``agent_values`` and
+    ``agent_lines``. A file has a few groups and a crawler asks about one
+    or two: :class:`RawGroup` is made only for those (:func:`raw_group`).
+    """
+
+    bodies: list[bytes]
+    body_lines: list[int]
+    agent_values: list[str]
+    agent_lines: list[int]
+    agent_ends: list[int]
     sitemaps: list[str]
     host: str | None
     unknown_lines: int
@@ -212,18 +223,22 @@ def read_layout(data: bytes) -> FileLayout:
                 host = value
         else:
             sitemaps[value] = None
-    groups: list[RawGroup] = []
-    bodies: dict[bytes, bytes] = {}
+    bodies: list[bytes] = []
+    body_lines: list[int] = []
+    agent_values: list[str] = []
+    agent_numbers: list[int] = []
+    agent_ends: list[int] = []
+    seen: dict[bytes, bytes] = {}
     unknown = count_unknown(buf, 0, agent_lines[0].start() if agent_lines else end)
     line = 0
     counted = 0
-    agents: list[tuple[str, int]] = []
     body_start = -1  # where the current group's member text starts, once found
     body_line = 0
     for i, agent in enumerate(agent_lines):
         line += buf.count(b"\n", counted, agent.start() + 1)
         counted = agent.start() + 1
-        agents.append((decode_value(_key_value(agent)[1]), line))
+        agent_values.append(decode_value(_key_value(agent)[1]))
+        agent_numbers.append(line)
         after = buf.index(b"\n", agent.end())
         gap_end = agent_lines[i + 1].start() if i + 1 < len(agent_lines) else end
         rule_from = after
@@ -245,11 +260,13 @@ def read_layout(data: bytes) -> FileLayout:
             body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
         body = buf[body_start:gap_end]
         # Files often repeat one body for many agents: hold it once.
-        body = bodies.setdefault(body, body)
-        groups.append(RawGroup(tuple(agents), body, body_line))
-        agents = []
+        bodies.append(seen.setdefault(body, body))
+        body_lines.append(body_line)
+        agent_ends.append(len(agent_values))
         body_start = -1
-    return FileLayout(groups, list(sitemaps), host, unknown)
+    return FileLayout(
+        bodies, body_lines, agent_values, agent_numbers, agent_ends, list(sitemaps), host, unknown
+    )
 
 
 def _fast_member_line() -> re.Pattern[bytes]:
