@@ -12,7 +12,7 @@ from __future__ import annotations
 from array import array
 from itertools import compress
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from .agents import group_token
 from .directives import (
@@ -27,12 +27,13 @@ from .patterns import Pattern, compile_matcher, resolve_value
 from .precedence import PlainRules, rule_code
 from .reading import (
     KEY_NAMES,
+    MEMBER_FIELDS,
     RawGroup,
     count_unknown,
     decode_value,
     extra_items,
     line_starts,
-    member_items,
+    member_columns,
     member_line,
 )
 
@@ -74,19 +75,24 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
     # The hot loop of a first question to a large file: plain values used
     # as they are when they need no normalising, and sorted by kind as they
     # come, in C (compress); only the other member lines go through Python.
-    items = member_items(body)
-    lines = range(body_line, body_line + len(items))
-    if not items:
+    columns = member_columns(body)
+    stride = MEMBER_FIELDS + 1
+    count = len(columns) // stride
+    if not count:
         return GroupRules(([], []), ([], []), [], StarRules([], [], [], [], [], []))
-    # One pass turns the rows into columns.
-    (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys, values, values2) = zip(
-        *items, strict=True
+    lines = range(body_line, body_line + count)
+    # A column holds None where a line took another branch of the pattern;
+    # the first eight are only read where their branch's key column (or
+    # value itself) is set, so as bytes. Of value and value2, one is set.
+    (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys) = cast(
+        "list[list[bytes]]", [columns[field::stride] for field in range(1, stride - 2)]
     )
+    values, values2 = columns[stride - 2 :: stride], columns[stride - 1 :: stride]
     # Rule codes (line * 2 + allow) straight from ranges, in C.
-    first, end = body_line * 2, (body_line + len(items)) * 2
-    disallow_values = list(compress(disallows, disallows))
+    first, end = body_line * 2, (body_line + count) * 2
+    disallow_values: list[bytes] = list(compress(disallows, disallows))
     disallow_codes: list[int] = list(compress(range(first, end, 2), disallows))
-    allow_values = list(compress(allows, allows))
+    allow_values: list[bytes] = list(compress(allows, allows))
     allow_codes: list[int] = list(compress(range(first + 1, end, 2), allows))
     wild: list[WildRule] = []
     starred = StarRules(
@@ -111,7 +117,10 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
         name = _COMMON_KEYS.get(key) or KEY_NAMES[key.decode("ascii").lower()]
         if name not in ("disallow", "allow"):
             continue  # Crawl-delay and the like: see Extras.
-        written = decode_value(value or value2)
+        raw_value = value if value is not None else value2
+        if raw_value is None:
+            continue  # never so: the pattern sets one of the two
+        written = decode_value(raw_value)
         if not written:
             continue  # SPEC 4: an empty value is no rule at all.
         # A value that can never match (SPEC 4) is no matcher: it can never

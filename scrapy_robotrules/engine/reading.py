@@ -24,13 +24,14 @@ __all__ = [
     "BLANKS",
     "DEFAULT_MAX_SIZE",
     "KEY_NAMES",
+    "MEMBER_FIELDS",
     "FileLayout",
     "RawGroup",
     "count_unknown",
     "decode_value",
     "extra_items",
     "line_starts",
-    "member_items",
+    "member_columns",
     "member_line",
     "read_bytes",
     "read_layout",
@@ -285,9 +286,10 @@ def _fast_member_line() -> re.Pattern[bytes]:
     disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
     # "#" is no value character: it starts a comment.
     value_chars = b"[" + re.escape(UNRESERVED + RESERVED.replace("#", "")).encode("ascii") + b"]"
-    plain = rb" *:[ ]*(/" + value_chars + rb"*) *(?![^#\n])"
-    # Possessive: the text before and after the star never gives back a
-    # character, so a long value that is no such rule fails in one pass.
+    # Possessive: a value never gives back a character (what may follow it,
+    # blanks and "#", is no value character), so a long value that is no
+    # such rule fails in one pass, as "/a/*" does at its "*".
+    plain = rb" *:[ ]*(/" + value_chars + rb"*+) *(?![^#\n])"
     star = rb" *:[ ]*(/" + value_chars + rb"*+)(\*?)(" + value_chars + rb"*+)(\$?) *(?![^#\n])"
     general = _line(_MEMBERS)
     # Disallow first: most member lines are Disallow lines.
@@ -301,19 +303,25 @@ def _fast_member_line() -> re.Pattern[bytes]:
 
 _FAST_MEMBER_LINE = _fast_member_line()
 
-MemberItem = tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes]
+MEMBER_FIELDS = 10
+"""Groups of :func:`_fast_member_line`: a member line is that many columns."""
 
 
-def member_items(body: bytes) -> list[MemberItem]:
-    """Per line of a group's member text, the groups of :func:`_fast_member_line`.
+def member_columns(body: bytes) -> list[bytes | None]:
+    """The groups of :func:`_fast_member_line` for every line of a group's member text, flat.
 
-    Lines that are not members give empty strings, so an item's index is its
-    line offset. ``body`` starts with the ``\\n`` before its first line, as
-    :func:`read_layout` cuts it. Bytes: a plain value is ASCII, and an index
-    keeps it as bytes (16 bytes of memory fewer than a string, per rule);
-    other values are for :func:`decode_value`.
+    ``body`` starts with the ``\\n`` before its first line, as
+    :func:`read_layout` cuts it, and every line is one match (lines that are
+    no member line match the ``\\n`` alone). The list holds, per line, the
+    text before the line's ``\\n`` (what the previous match left of its line)
+    then its :data:`MEMBER_FIELDS` groups, ``None`` where a group took no
+    part: so ``columns[1 + k :: MEMBER_FIELDS + 1]`` is group ``k`` of every
+    line, by line offset. One flat list of bytes, made by ``re.split``: no
+    tuple per line for the garbage collector to walk. Bytes: a plain value
+    is ASCII, and an index keeps it as bytes (16 bytes of memory fewer than
+    a string, per rule); other values are for :func:`decode_value`.
     """
-    return _FAST_MEMBER_LINE.findall(body)
+    return _FAST_MEMBER_LINE.split(body)
 
 
 def line_starts(body: bytes) -> array[int]:
