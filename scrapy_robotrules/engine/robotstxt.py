@@ -33,7 +33,7 @@ from .reading import (
     read_layout,
     usage_lines,
 )
-from .urls import request_path
+from .urls import CLEAN_URL, request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
 
@@ -95,7 +95,7 @@ class RobotsTxt:
         self.host = layout.host
         self.truncated = truncated
         self._unknown_lines = layout.unknown_lines
-        self._views: dict[tuple[str, str, str], RuleIndex] = {}
+        self._views: dict[str | tuple[str, str, str], RuleIndex] = {}
         self._shown: dict[int, Rule] | None = None
 
     @classmethod
@@ -180,18 +180,19 @@ class RobotsTxt:
         return select(self._tokens(), agent, check_agent_match(agent_match))
 
     def _index(self, agent: str, precedence: str, agent_match: str) -> RuleIndex:
-        key = (agent, precedence, agent_match)
+        key = _view_key(agent, precedence, agent_match)
         index = self._views.get(key)
         if index is not None:
             return index
-        # Every file asked by the same crawler holds the same key: one tuple.
-        if len(_KEYS) >= _MAX_VIEWS:
-            _KEYS.clear()
-        key = _KEYS.setdefault(key, key)
+        if not isinstance(key, str):
+            # Every file asked by the same crawler holds the same key: one tuple.
+            if len(_KEYS) >= _MAX_VIEWS:
+                _KEYS.clear()
+            key = _KEYS.setdefault(key, key)
         strategy = strategy_for(precedence)
         chosen = self._selected(agent, agent_match)
         # Agents that select the same groups share one index.
-        index = next((i for i in self._views.values() if i.key == (chosen, precedence)), None)
+        index = next((i for i in self._views.values() if i.built_for(chosen, strategy)), None)
         if index is None:
             bodies, lines = self._bodies, self._numbers
             read = [read_rules(bodies[i], lines[i], self.url) for i in chosen]
@@ -203,7 +204,7 @@ class RobotsTxt:
                 [r.stars for r in read],
                 strategy,
                 pattern_at=functools.partial(self._pattern_at, chosen),
-                key=(chosen, precedence),
+                groups=chosen,
             )
         if len(self._views) >= _MAX_VIEWS:
             self._views.clear()  # Bound the memory of callers that vary the agent.
@@ -217,7 +218,11 @@ class RobotsTxt:
         (:data:`.NO_RULE` when none does; ``/robots.txt`` itself is always
         allowed, whatever the rules say).
         """
-        index = self._views.get((agent, precedence, agent_match))
+        # The key of _view_key(), inlined: the hot path of every check.
+        if precedence == MOST_SPECIFIC and agent_match == TOKEN:
+            index = self._views.get(agent)
+        else:
+            index = self._views.get((agent, precedence, agent_match))
         if index is None:
             index = self._index(agent, precedence, agent_match)
         if path.startswith(ROBOTS_PATH) and is_robots_path(path):
@@ -232,8 +237,16 @@ class RobotsTxt:
         agent_match: str = TOKEN,
     ) -> bool:
         """Whether ``agent`` may fetch ``url`` (absolute, or a bare path)."""
-        # code_allows(), inlined (the hot path); NO_RULE (-1) allows too.
-        return self._decide(request_path(url), agent, precedence, agent_match) & 1 == 1
+        # request_path()'s common case, inlined: the hot path of every check.
+        clean = CLEAN_URL.fullmatch(url)
+        if clean is None:
+            path = request_path(url)
+        else:
+            path = clean.group(1)
+            if path[:1] != "/":
+                path = "/" + path
+        # code_allows(), inlined; NO_RULE (-1) allows too.
+        return self._decide(path, agent, precedence, agent_match) & 1 == 1
 
     def explain(
         self,
@@ -245,7 +258,8 @@ class RobotsTxt:
         """The decision for ``url`` with the rule and groups behind it."""
         path = request_path(url)
         code = self._decide(path, agent, precedence, agent_match)
-        groups = [self._group(i) for i in self._selected(agent, agent_match)]
+        # The groups the deciding index was built from: no second select().
+        groups = [self._group(i) for i in self._index(agent, precedence, agent_match).groups]
         rule = None if code == NO_RULE else self._rule(groups, code_line(code))
         return Decision(code_allows(code), rule, groups, url, path, agent, precedence, agent_match)
 
@@ -293,6 +307,17 @@ class RobotsTxt:
     def visit_time(self, agent: str, agent_match: str = TOKEN) -> list[UtcWindow]:
         """UTC windows in which ``agent`` is welcome; empty means any time."""
         return [w for m in self._extras(agent, agent_match) for w in m.visit_times]
+
+
+def _view_key(agent: str, precedence: str, agent_match: str) -> str | tuple[str, str, str]:
+    """Where a file keeps its index for these arguments: the agent alone in the default mode.
+
+    A crawler nearly always asks in the default mode: a lookup by the agent
+    string needs no tuple built and hashed per check.
+    """
+    if precedence == MOST_SPECIFIC and agent_match == TOKEN:
+        return agent
+    return (agent, precedence, agent_match)
 
 
 def _resolve_sitemaps(sitemaps: list[str], robots_url: str) -> list[str]:
