@@ -63,6 +63,7 @@ class Recording(RobotsTxt):
     """A file that notes the path each question reaches the core with."""
 
     __slots__ = ("paths",)
+    paths: list[str]
 
     def _decide(self, path: str, agent: str, precedence: str, agent_match: str) -> int:
         self.paths.append(path)
