@@ -97,7 +97,7 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
     wild: list[WildRule] = []
     starred = StarRules(
         list(compress(lines, star_keys)),
-        [key[:1] in b"aA" for key in compress(star_keys, star_keys)],
+        [key[:1] in (b"a", b"A") for key in compress(star_keys, star_keys)],
         list(compress(prefixes, star_keys)),
         list(compress(stars, star_keys)),
         list(compress(pieces, star_keys)),

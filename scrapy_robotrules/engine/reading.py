@@ -123,6 +123,7 @@ _KNOWN_LINES = _lines(tuple(_SPELLINGS))
 _OUTLINE_LINES = _lines(("user-agent", "sitemap", "host"))
 _CONTENT_LINES = re.compile(rb"\n" + _WS + rb"*[^ \t\v\f\n#]")
 BLANKS = " \t\v\f"
+_RULE_INITIALS = (b"a", b"A", b"d", b"D")
 
 
 class RawGroup(NamedTuple):
@@ -213,13 +214,15 @@ def read_layout(data: bytes) -> FileLayout:
     for item in _OUTLINE_LINES.finditer(buf, 0, end):
         key, raw = _key_value(item)
         first = key[:1]
-        if first in b"uU":
+        # Tuples, not b"uU": "bytes in bytes" first tries the operand as an
+        # int, and raising and clearing that TypeError costs more than the test.
+        if first in (b"u", b"U"):
             agent_lines.append(item)
             continue
         value = decode_value(raw)
         if not value:
             continue
-        if first in b"hH":
+        if first in (b"h", b"H"):
             if host is None:
                 host = value
         else:
@@ -250,7 +253,7 @@ def read_layout(data: bytes) -> FileLayout:
                 body_start = member.start()
                 body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
                 # -1: the member found is itself a rule line.
-                rule_from = -1 if member.group(1)[:1] in b"aAdD" else member.end()
+                rule_from = -1 if member.group(1)[:1] in _RULE_INITIALS else member.end()
         if gap_end < end and rule_from >= 0 and _RULE_LINES.search(buf, rule_from, gap_end) is None:
             # No Allow or Disallow line before the next User-agent: it joins
             # this group, and so do any Crawl-delay, Request-rate or
