@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Iterable
 from itertools import compress
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from .agents import group_token
 from .directives import (
@@ -30,16 +30,17 @@ from .patterns import Pattern, compile_matcher, resolve_value, simple_values
 from .precedence import PlainRules, rule_code
 from .reading import (
     KEY_NAMES,
+    MEMBER_FIELDS,
     RawGroup,
     count_unknown,
     decode_value,
     extra_items,
     line_starts,
-    member_items,
+    member_columns,
     member_line,
 )
 
-__all__ = ["AgentLine", "Extras", "Group", "GroupRules"]
+__all__ = ["AgentLine", "Extras", "Group", "GroupRules", "read_rules"]
 
 
 class AgentLine(NamedTuple):
@@ -73,23 +74,29 @@ def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
     return None if resolved is None else compile_matcher(resolved)
 
 
-def _read_rules(raw: RawGroup, robots_url: str | None) -> GroupRules:
+def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRules:
+    """The rules of a group's member text ``body``, whose first line is ``body_line``."""
     # The hot loop of a first question to a large file: plain values used
     # as they are when they need no normalising, and sorted by kind as they
     # come, in C (compress); only the other member lines go through Python.
-    items = member_items(raw.body)
-    lines = range(raw.body_line, raw.body_line + len(items))
-    if not items:
+    columns = member_columns(body)
+    stride = MEMBER_FIELDS + 1
+    count = len(columns) // stride
+    if not count:
         return GroupRules(([], []), ([], []), [], StarRules([], [], [], [], [], []))
-    # One pass turns the rows into columns.
-    (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys, values, values2) = zip(
-        *items, strict=True
+    lines = range(body_line, body_line + count)
+    # A column holds None where a line took another branch of the pattern;
+    # the first eight are only read where their branch's key column (or
+    # value itself) is set, so as bytes. Of value and value2, one is set.
+    (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys) = cast(
+        "list[list[bytes]]", [columns[field::stride] for field in range(1, stride - 2)]
     )
+    values, values2 = columns[stride - 2 :: stride], columns[stride - 1 :: stride]
     # Rule codes (line * 2 + allow) straight from ranges, in C.
-    first, end = raw.body_line * 2, (raw.body_line + len(items)) * 2
-    disallow_values = list(compress(disallows, disallows))
+    first, end = body_line * 2, (body_line + count) * 2
+    disallow_values: list[bytes] = list(compress(disallows, disallows))
     disallow_codes: list[int] = list(compress(range(first, end, 2), disallows))
-    allow_values = list(compress(allows, allows))
+    allow_values: list[bytes] = list(compress(allows, allows))
     allow_codes: list[int] = list(compress(range(first + 1, end, 2), allows))
     wild: list[WildRule] = []
     starred = StarRules(
@@ -101,19 +108,24 @@ def _read_rules(raw: RawGroup, robots_url: str | None) -> GroupRules:
         list(compress(pieces, star_keys)),
         list(compress(anchors, star_keys)),
     )
-    columns = [list(compress(column, keys)) for column in (lines, keys, values, values2)]
+    rest: list[list[Any]] = [
+        list(compress(column, keys)) for column in (lines, keys, values, values2)
+    ]
     read_apart = False
-    if len(columns[1]) >= _BULK:
+    if len(rest[1]) >= _BULK:
         left, read_apart = _read_in_bulk(
-            columns, starred, (allow_values, allow_codes), (disallow_values, disallow_codes)
+            rest, starred, (allow_values, allow_codes), (disallow_values, disallow_codes)
         )
-        columns = [list(compress(column, left)) for column in columns]
-    others: Iterable[tuple[int, bytes, bytes, bytes]] = zip(*columns, strict=True)
+        rest = [list(compress(column, left)) for column in rest]
+    others: Iterable[tuple[int, bytes, bytes, bytes]] = zip(*rest, strict=True)
     for line, key, value, value2 in others:
         name = _COMMON_KEYS.get(key) or KEY_NAMES[key.decode("ascii").lower()]
         if name not in ("disallow", "allow"):
             continue  # Crawl-delay and the like: see Extras.
-        written = decode_value(value or value2)
+        raw_value = value if value is not None else value2
+        if raw_value is None:
+            continue  # never so: the pattern sets one of the two
+        written = decode_value(raw_value)
         if not written:
             continue  # SPEC 4: an empty value is no rule at all.
         # A value that can never match (SPEC 4) is no matcher: it can never
@@ -165,7 +177,9 @@ def _read_in_bulk(
     lines, keys, values, values2 = columns
     common = list(map(bool, map(_COMMON_KEYS.get, keys)))
     # One of a line's two value groups is empty: their sum is the value.
-    raw = b"\n".join(map(bytes.__add__, compress(values, common), compress(values2, common)))
+    # Of a line's two value groups one is set (the other None or empty).
+    pairs = zip(compress(values, common), compress(values2, common), strict=True)
+    raw = b"\n".join([a or b or b"" for a, b in pairs])
     texts = _TRAILING_BLANKS.sub("", raw.decode("utf-8", "surrogateescape")).split("\n")
     heads, stars, pieces, anchors = simple_values(texts)
     simple = iter(list(map(bool, heads)))
@@ -259,7 +273,7 @@ class Group:
         return count_unknown(self._raw.body)
 
     def rules(self, robots_url: str | None) -> GroupRules:
-        return _read_rules(self._raw, robots_url)
+        return read_rules(self._raw.body, self._raw.body_line, robots_url)
 
     def extras(self) -> Extras:
         if self._extras is None:

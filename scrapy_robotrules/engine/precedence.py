@@ -130,6 +130,8 @@ class PrecedenceStrategy:
 
     __slots__ = ()
     name: ClassVar[str]
+    longest_decides: ClassVar[bool] = False
+    """Whether the longest matching plain prefix always outranks the shorter ones."""
 
     def rank(self, line: int, allow: bool, priority: int) -> int:
         """The rank of a matching rule: its ``line``, verdict and ``priority``.
@@ -181,6 +183,7 @@ class MostSpecific(PrecedenceStrategy):
 
     __slots__ = ()
     name = MOST_SPECIFIC
+    longest_decides = True
 
     def rank(self, line: int, allow: bool, priority: int) -> int:
         return ((_MAX_PRIORITY - priority) * 2 + (not allow)) * _ORDER + line

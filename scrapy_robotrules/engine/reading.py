@@ -24,13 +24,14 @@ __all__ = [
     "BLANKS",
     "DEFAULT_MAX_SIZE",
     "KEY_NAMES",
+    "MEMBER_FIELDS",
     "FileLayout",
     "RawGroup",
     "count_unknown",
     "decode_value",
     "extra_items",
     "line_starts",
-    "member_items",
+    "member_columns",
     "member_line",
     "read_bytes",
     "read_layout",
@@ -122,6 +123,7 @@ _KNOWN_LINES = _lines(tuple(_SPELLINGS))
 _OUTLINE_LINES = _lines(("user-agent", "sitemap", "host"))
 _CONTENT_LINES = re.compile(rb"\n" + _WS + rb"*[^ \t\v\f\n#]")
 BLANKS = " \t\v\f"
+_RULE_INITIALS = (b"a", b"A", b"d", b"D")
 
 
 class RawGroup(NamedTuple):
@@ -133,9 +135,20 @@ class RawGroup(NamedTuple):
 
 
 class FileLayout(NamedTuple):
-    """What one scan of a file finds."""
+    """What one scan of a file finds: its groups in columns, not one object per group.
 
-    groups: list[RawGroup]
+    Group ``i`` has the member text ``bodies[i]``, whose first line is
+    ``body_lines[i]``, and the ``User-agent`` lines ``agent_ends[i - 1]`` (0
+    for the first group) to ``agent_ends[i]`` of ``agent_values`` and
+    ``agent_lines``. A file has a few groups and a crawler asks about one
+    or two: :class:`RawGroup` is made only for those (:func:`raw_group`).
+    """
+
+    bodies: list[bytes]
+    body_lines: list[int]
+    agent_values: list[str]
+    agent_lines: list[int]
+    agent_ends: list[int]
     sitemaps: list[str]
     host: str | None
     unknown_lines: int
@@ -201,29 +214,35 @@ def read_layout(data: bytes) -> FileLayout:
     for item in _OUTLINE_LINES.finditer(buf, 0, end):
         key, raw = _key_value(item)
         first = key[:1]
-        if first in b"uU":
+        # Tuples, not b"uU": "bytes in bytes" first tries the operand as an
+        # int, and raising and clearing that TypeError costs more than the test.
+        if first in (b"u", b"U"):
             agent_lines.append(item)
             continue
         value = decode_value(raw)
         if not value:
             continue
-        if first in b"hH":
+        if first in (b"h", b"H"):
             if host is None:
                 host = value
         else:
             sitemaps[value] = None
-    groups: list[RawGroup] = []
-    bodies: dict[bytes, bytes] = {}
+    bodies: list[bytes] = []
+    body_lines: list[int] = []
+    agent_values: list[str] = []
+    agent_numbers: list[int] = []
+    agent_ends: list[int] = []
+    seen: dict[bytes, bytes] = {}
     unknown = count_unknown(buf, 0, agent_lines[0].start() if agent_lines else end)
     line = 0
     counted = 0
-    agents: list[tuple[str, int]] = []
     body_start = -1  # where the current group's member text starts, once found
     body_line = 0
     for i, agent in enumerate(agent_lines):
         line += buf.count(b"\n", counted, agent.start() + 1)
         counted = agent.start() + 1
-        agents.append((decode_value(_key_value(agent)[1]), line))
+        agent_values.append(decode_value(_key_value(agent)[1]))
+        agent_numbers.append(line)
         after = buf.index(b"\n", agent.end())
         gap_end = agent_lines[i + 1].start() if i + 1 < len(agent_lines) else end
         rule_from = after
@@ -234,7 +253,7 @@ def read_layout(data: bytes) -> FileLayout:
                 body_start = member.start()
                 body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
                 # -1: the member found is itself a rule line.
-                rule_from = -1 if member.group(1)[:1] in b"aAdD" else member.end()
+                rule_from = -1 if member.group(1)[:1] in _RULE_INITIALS else member.end()
         if gap_end < end and rule_from >= 0 and _RULE_LINES.search(buf, rule_from, gap_end) is None:
             # No Allow or Disallow line before the next User-agent: it joins
             # this group, and so do any Crawl-delay, Request-rate or
@@ -245,11 +264,13 @@ def read_layout(data: bytes) -> FileLayout:
             body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
         body = buf[body_start:gap_end]
         # Files often repeat one body for many agents: hold it once.
-        body = bodies.setdefault(body, body)
-        groups.append(RawGroup(tuple(agents), body, body_line))
-        agents = []
+        bodies.append(seen.setdefault(body, body))
+        body_lines.append(body_line)
+        agent_ends.append(len(agent_values))
         body_start = -1
-    return FileLayout(groups, list(sitemaps), host, unknown)
+    return FileLayout(
+        bodies, body_lines, agent_values, agent_numbers, agent_ends, list(sitemaps), host, unknown
+    )
 
 
 def _fast_member_line() -> re.Pattern[bytes]:
@@ -268,9 +289,10 @@ def _fast_member_line() -> re.Pattern[bytes]:
     disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
     # "#" is no value character: it starts a comment.
     value_chars = b"[" + re.escape(UNRESERVED + RESERVED.replace("#", "")).encode("ascii") + b"]"
-    plain = rb" *:[ ]*(/" + value_chars + rb"*) *(?![^#\n])"
-    # Possessive: the text before and after the star never gives back a
-    # character, so a long value that is no such rule fails in one pass.
+    # Possessive: a value never gives back a character (what may follow it,
+    # blanks and "#", is no value character), so a long value that is no
+    # such rule fails in one pass, as "/a/*" does at its "*".
+    plain = rb" *:[ ]*(/" + value_chars + rb"*+) *(?![^#\n])"
     star = rb" *:[ ]*(/" + value_chars + rb"*+)(\*?)(" + value_chars + rb"*+)(\$?) *(?![^#\n])"
     general = _line(_MEMBERS)
     # Disallow first: most member lines are Disallow lines.
@@ -284,19 +306,25 @@ def _fast_member_line() -> re.Pattern[bytes]:
 
 _FAST_MEMBER_LINE = _fast_member_line()
 
-MemberItem = tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes]
+MEMBER_FIELDS = 10
+"""Groups of :func:`_fast_member_line`: a member line is that many columns."""
 
 
-def member_items(body: bytes) -> list[MemberItem]:
-    """Per line of a group's member text, the groups of :func:`_fast_member_line`.
+def member_columns(body: bytes) -> list[bytes | None]:
+    """The groups of :func:`_fast_member_line` for every line of a group's member text, flat.
 
-    Lines that are not members give empty strings, so an item's index is its
-    line offset. ``body`` starts with the ``\\n`` before its first line, as
-    :func:`read_layout` cuts it. Bytes: a plain value is ASCII, and an index
-    keeps it as bytes (16 bytes of memory fewer than a string, per rule);
-    other values are for :func:`decode_value`.
+    ``body`` starts with the ``\\n`` before its first line, as
+    :func:`read_layout` cuts it, and every line is one match (lines that are
+    no member line match the ``\\n`` alone). The list holds, per line, the
+    text before the line's ``\\n`` (what the previous match left of its line)
+    then its :data:`MEMBER_FIELDS` groups, ``None`` where a group took no
+    part: so ``columns[1 + k :: MEMBER_FIELDS + 1]`` is group ``k`` of every
+    line, by line offset. One flat list of bytes, made by ``re.split``: no
+    tuple per line for the garbage collector to walk. Bytes: a plain value
+    is ASCII, and an index keeps it as bytes (16 bytes of memory fewer than
+    a string, per rule); other values are for :func:`decode_value`.
     """
-    return _FAST_MEMBER_LINE.findall(body)
+    return _FAST_MEMBER_LINE.split(body)
 
 
 def line_starts(body: bytes) -> array[int]:

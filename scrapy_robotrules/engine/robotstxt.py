@@ -13,18 +13,27 @@ from __future__ import annotations
 
 import functools
 import re
+from array import array
 from collections.abc import Sequence
 from urllib.parse import urljoin
 
-from .agents import TOKEN, check_agent_match, select
+from .agents import TOKEN, check_agent_match, group_token, select
 from .decision import ROBOTS_PATH, Decision, is_robots_path
 from .directives import RequestRate, UtcWindow
-from .groups import AgentLine, Extras, Group
+from .groups import AgentLine, Extras, Group, read_rules
 from .index import RuleIndex
 from .patterns import Pattern
 from .precedence import MOST_SPECIFIC, NO_RULE, Rule, code_allows, code_line, strategy_for
-from .reading import DEFAULT_MAX_SIZE, RawGroup, read_bytes, read_layout, usage_lines
-from .urls import request_path
+from .reading import (
+    DEFAULT_MAX_SIZE,
+    FileLayout,
+    RawGroup,
+    count_unknown,
+    read_bytes,
+    read_layout,
+    usage_lines,
+)
+from .urls import CLEAN_URL, request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
 
@@ -40,10 +49,13 @@ class RobotsTxt:
     """A robots.txt file, parsed. Build one with :meth:`parse`."""
 
     __slots__ = (
+        "_agents",
+        "_bodies",
+        "_groups",
+        "_numbers",
         "_shown",
         "_unknown_lines",
         "_views",
-        "groups",
         "host",
         "sitemaps",
         "size",
@@ -54,13 +66,11 @@ class RobotsTxt:
 
     def __init__(
         self,
-        groups: Sequence[RawGroup] = (),
+        layout: FileLayout | None = None,
         *,
         url: str | None = None,
         sitemaps: Sequence[str] = (),
-        host: str | None = None,
         truncated: bool = False,
-        unknown_lines: int = 0,
         size: int = 0,
         usage: Sequence[tuple[int, str, str]] = (),
     ) -> None:
@@ -69,12 +79,23 @@ class RobotsTxt:
         """``Content-Usage`` and ``Content-Signal`` lines: (line, key, value); see :mod:`.usage`."""
         self.size = size
         """Bytes of the file that were read (after the size limit)."""
-        self.groups: tuple[Group, ...] = tuple(Group(raw) for raw in groups)
+        if layout is None:
+            layout = read_layout(b"")
+        # The groups in columns (see FileLayout), one object each: a
+        # Group is made only for the groups a caller asks to see.
+        self._bodies: tuple[bytes, ...] = tuple(layout.bodies)
+        self._agents: tuple[str, ...] = tuple(layout.agent_values)
+        # Each group's first member line, then each group's end in _agents,
+        # then each User-agent line's number.
+        self._numbers = array("i", layout.body_lines)
+        self._numbers.extend(layout.agent_ends)
+        self._numbers.extend(layout.agent_lines)
+        self._groups: list[Group | None] | None = None
         self.sitemaps: list[str] = list(sitemaps)
-        self.host = host
+        self.host = layout.host
         self.truncated = truncated
-        self._unknown_lines = unknown_lines
-        self._views: dict[tuple[str, str, str], RuleIndex] = {}
+        self._unknown_lines = layout.unknown_lines
+        self._views: dict[str | tuple[str, str, str], RuleIndex] = {}
         self._shown: dict[int, Rule] | None = None
 
     @classmethod
@@ -93,18 +114,47 @@ class RobotsTxt:
         if url is not None:
             sitemaps = _resolve_sitemaps(sitemaps, url)
         return cls(
-            layout.groups,
+            layout,
             url=url,
             sitemaps=sitemaps,
-            host=layout.host,
             truncated=truncated,
-            unknown_lines=layout.unknown_lines,
             size=len(data),
             usage=usage_lines(data),
         )
 
     def __repr__(self) -> str:
-        return f"<RobotsTxt {self.url or '(no url)'}: {len(self.groups)} groups>"
+        return f"<RobotsTxt {self.url or '(no url)'}: {len(self._bodies)} groups>"
+
+    # Groups.
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        """The file's groups, in file order."""
+        return tuple(map(self._group, range(len(self._bodies))))
+
+    def _agent_range(self, i: int) -> tuple[int, int]:
+        """Where group ``i``'s ``User-agent`` lines are in ``_agents``."""
+        count = len(self._bodies)
+        ends = self._numbers
+        return (ends[count + i - 1] if i else 0), ends[count + i]
+
+    def _group(self, i: int) -> Group:
+        groups = self._groups
+        if groups is None:
+            groups = self._groups = [None] * len(self._bodies)
+        group = groups[i]
+        if group is None:
+            start, end = self._agent_range(i)
+            numbers, values = self._numbers, self._agents
+            first = 2 * len(self._bodies)  # where the User-agent lines' numbers start
+            agents = tuple((values[j], numbers[first + j]) for j in range(start, end))
+            group = groups[i] = Group(RawGroup(agents, self._bodies[i], numbers[i]))
+        return group
+
+    def _tokens(self) -> list[tuple[str, ...]]:
+        """Each group's reduced ``User-agent`` tokens (see :func:`.group_token`)."""
+        tokens = list(map(group_token, self._agents))
+        return [tuple(tokens[slice(*self._agent_range(i))]) for i in range(len(self._bodies))]
 
     @property
     def weight(self) -> int:
@@ -122,29 +172,30 @@ class RobotsTxt:
     @property
     def unknown_lines(self) -> int:
         """Lines with content but no known directive: many suggest this is no robots.txt."""
-        return self._unknown_lines + sum(g.unknown_lines() for g in self.groups)
+        return self._unknown_lines + sum(map(count_unknown, self._bodies))
 
     # Deciding.
 
     def _selected(self, agent: str, agent_match: str) -> tuple[int, ...]:
-        return select([g.tokens for g in self.groups], agent, check_agent_match(agent_match))
+        return select(self._tokens(), agent, check_agent_match(agent_match))
 
     def _index(self, agent: str, precedence: str, agent_match: str) -> RuleIndex:
-        key = (agent, precedence, agent_match)
+        key = _view_key(agent, precedence, agent_match)
         index = self._views.get(key)
         if index is not None:
             return index
-        # Every file asked by the same crawler holds the same key: one tuple.
-        if len(_KEYS) >= _MAX_VIEWS:
-            _KEYS.clear()
-        key = _KEYS.setdefault(key, key)
+        if not isinstance(key, str):
+            # Every file asked by the same crawler holds the same key: one tuple.
+            if len(_KEYS) >= _MAX_VIEWS:
+                _KEYS.clear()
+            key = _KEYS.setdefault(key, key)
         strategy = strategy_for(precedence)
         chosen = self._selected(agent, agent_match)
         # Agents that select the same groups share one index.
-        index = next((i for i in self._views.values() if i.key == (chosen, precedence)), None)
+        index = next((i for i in self._views.values() if i.built_for(chosen, strategy)), None)
         if index is None:
-            groups = [self.groups[i] for i in chosen]
-            read = [g.rules(self.url) for g in groups]
+            bodies, lines = self._bodies, self._numbers
+            read = [read_rules(bodies[i], lines[i], self.url) for i in chosen]
             wild = read[0].wild if len(read) == 1 else [w for r in read for w in r.wild]
             index = RuleIndex(
                 [r.allow for r in read],
@@ -152,8 +203,8 @@ class RobotsTxt:
                 wild,
                 [r.stars for r in read],
                 strategy,
-                pattern_at=functools.partial(self._pattern_at, groups),
-                key=(chosen, precedence),
+                pattern_at=functools.partial(self._pattern_at, chosen),
+                groups=chosen,
             )
         if len(self._views) >= _MAX_VIEWS:
             self._views.clear()  # Bound the memory of callers that vary the agent.
@@ -167,7 +218,11 @@ class RobotsTxt:
         (:data:`.NO_RULE` when none does; ``/robots.txt`` itself is always
         allowed, whatever the rules say).
         """
-        index = self._views.get((agent, precedence, agent_match))
+        # The key of _view_key(), inlined: the hot path of every check.
+        if precedence == MOST_SPECIFIC and agent_match == TOKEN:
+            index = self._views.get(agent)
+        else:
+            index = self._views.get((agent, precedence, agent_match))
         if index is None:
             index = self._index(agent, precedence, agent_match)
         if path.startswith(ROBOTS_PATH) and is_robots_path(path):
@@ -182,8 +237,16 @@ class RobotsTxt:
         agent_match: str = TOKEN,
     ) -> bool:
         """Whether ``agent`` may fetch ``url`` (absolute, or a bare path)."""
-        # code_allows(), inlined (the hot path); NO_RULE (-1) allows too.
-        return self._decide(request_path(url), agent, precedence, agent_match) & 1 == 1
+        # request_path()'s common case, inlined: the hot path of every check.
+        clean = CLEAN_URL.fullmatch(url)
+        if clean is None:
+            path = request_path(url)
+        else:
+            path = clean.group(1)
+            if path[:1] != "/":
+                path = "/" + path
+        # code_allows(), inlined; NO_RULE (-1) allows too.
+        return self._decide(path, agent, precedence, agent_match) & 1 == 1
 
     def explain(
         self,
@@ -195,7 +258,8 @@ class RobotsTxt:
         """The decision for ``url`` with the rule and groups behind it."""
         path = request_path(url)
         code = self._decide(path, agent, precedence, agent_match)
-        groups = [self.groups[i] for i in self._selected(agent, agent_match)]
+        # The groups the deciding index was built from: no second select().
+        groups = [self._group(i) for i in self._index(agent, precedence, agent_match).groups]
         rule = None if code == NO_RULE else self._rule(groups, code_line(code))
         return Decision(code_allows(code), rule, groups, url, path, agent, precedence, agent_match)
 
@@ -219,14 +283,15 @@ class RobotsTxt:
             shown[line] = rule
         return rule
 
-    def _pattern_at(self, groups: Sequence[Group], line: int) -> Pattern:
+    def _pattern_at(self, chosen: Sequence[int], line: int) -> Pattern:
         """The wildcard pattern of the rule at ``line``, read again from its group."""
+        groups = map(self._group, chosen)
         return next(g for g in groups if g.holds(line)).pattern(line, self.url)
 
     # Politeness.
 
     def _extras(self, agent: str, agent_match: str) -> list[Extras]:
-        return [self.groups[i].extras() for i in self._selected(agent, agent_match)]
+        return [self._group(i).extras() for i in self._selected(agent, agent_match)]
 
     def crawl_delay(self, agent: str, agent_match: str = TOKEN) -> float | None:
         """Seconds between requests asked of ``agent``; the largest of merged groups."""
@@ -242,6 +307,17 @@ class RobotsTxt:
     def visit_time(self, agent: str, agent_match: str = TOKEN) -> list[UtcWindow]:
         """UTC windows in which ``agent`` is welcome; empty means any time."""
         return [w for m in self._extras(agent, agent_match) for w in m.visit_times]
+
+
+def _view_key(agent: str, precedence: str, agent_match: str) -> str | tuple[str, str, str]:
+    """Where a file keeps its index for these arguments: the agent alone in the default mode.
+
+    A crawler nearly always asks in the default mode: a lookup by the agent
+    string needs no tuple built and hashed per check.
+    """
+    if precedence == MOST_SPECIFIC and agent_match == TOKEN:
+        return agent
+    return (agent, precedence, agent_match)
 
 
 def _resolve_sitemaps(sitemaps: list[str], robots_url: str) -> list[str]:

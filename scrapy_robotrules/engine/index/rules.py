@@ -36,7 +36,7 @@ class RuleIndex:
     from the file on demand.
     """
 
-    __slots__ = ("_codes", "_literals", "_plain", "_strategy", "_wild", "key")
+    __slots__ = ("_codes", "_literals", "_longest_only", "_plain", "_strategy", "_wild", "groups")
 
     def __init__(
         self,
@@ -47,10 +47,10 @@ class RuleIndex:
         strategy: PrecedenceStrategy,
         *,
         pattern_at: Callable[[int], Pattern],
-        key: object = None,
+        groups: tuple[int, ...] = (),
     ) -> None:
-        self.key = key
-        """What the index was built for (the caller's choice), so callers can share it."""
+        self.groups = groups
+        """The groups of the file the rules are from, so that callers can share the index."""
         self._strategy = strategy
         best = strategy.best_per_prefix(allow, disallow)
         prefixes = sorted(best)
@@ -89,6 +89,15 @@ class RuleIndex:
             stars = rest
         if wild or any(group.lines for group in stars):
             self._wild = Bucketed(strategy, wild, stars)
+        # No wildcard rule, and the longest matching prefix decides: the
+        # search ends at that prefix, without ranks (see decide).
+        self._longest_only = (
+            self._wild is None and self._literals is None and strategy.longest_decides
+        )
+
+    def built_for(self, groups: tuple[int, ...], strategy: PrecedenceStrategy) -> bool:
+        """Whether this index answers for ``groups`` ranked by ``strategy``."""
+        return self.groups == groups and self._strategy is strategy
 
     def decide(self, path: str) -> int:
         """The deciding rule's code for the normalised ``path``, or ``NO_RULE``."""
@@ -102,6 +111,9 @@ class RuleIndex:
             i = bisect_right(prefixes, text) - 1
             while i >= 0 and not text.startswith(prefixes[i]):
                 i = plain.parent(i)
+            if self._longest_only:
+                # What best_plain() would answer, without a rank.
+                return self._codes[i] if i >= 0 else NO_RULE
             if i >= 0:
                 best_rank, best = self._strategy.best_plain(plain, self._codes, i)
         if self._literals is not None:
