@@ -9,11 +9,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import NamedTuple
 
 import pytest
 import redis
 from helpers.redisserver import RedisServer, free_port
+from helpers.turns import Turn, assert_turns_apart
 
 from scrapy_robotrules import RobotRules
 from scrapy_robotrules.engine.fetch_policy import Outcome
@@ -174,30 +174,10 @@ class TestBackends:
         context = multiprocessing.get_context("spawn")
         with context.Pool(4) as pool:
             batches = pool.starmap(_book_turns, [(store_url, interval, 10)] * 4)
-        turns = sorted((turn for batch in batches for turn in batch), key=lambda t: t.earliest)
+        turns = [turn for batch in batches for turn in batch]
         assert len(turns) == 40
-        # Turns an interval apart exist within what each process saw (a turn
-        # is known to within the call's duration, which a busy machine stretches).
-        at = turns[0].earliest
-        for turn in turns[1:]:
-            at = max(turn.earliest, at + interval)
-            assert at <= turn.latest + 1e-5, (turn, at)
-
-
-class Turn(NamedTuple):
-    """A booked turn: ``wait`` from some moment between ``before`` and ``after`` the call."""
-
-    before: float
-    wait: float
-    after: float
-
-    @property
-    def earliest(self) -> float:
-        return self.before + self.wait
-
-    @property
-    def latest(self) -> float:
-        return self.after + self.wait
+        # Turns an interval apart exist within what each process saw.
+        assert_turns_apart(turns, interval)
 
 
 def _book(backend: Backend, interval: float) -> Turn:

@@ -10,12 +10,18 @@ the file, it is a scrapy-redis spider (see ``SharedQueueSpider``); with
 their robots.txt.
 Several of these run at once in the fleet tests. Each fetch lease it finds
 taken is written, as it happens, to ``OUTPUT`` with the suffix ``.waiting``.
+Each fleet-wide turn it books (``turns``: before the call, the wait the
+store gave, after the call) and the time each paced request was let go
+(``released``), wall-clock seconds, are in ``OUTPUT`` by origin: the test
+checks the pace from them, not from when requests reached the server.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,6 +33,7 @@ from scrapy_redis.spiders import RedisMixin
 from twisted.internet.task import LoopingCall
 
 from helpers.crawling import RecordingSpider
+from scrapy_robotrules.crawl.carried import origin_for
 from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtForbidden
 
 
@@ -113,6 +120,34 @@ def report_lease_waits(crawler: Crawler, path: Path) -> None:
     fleet.lease = reporting_lease  # type: ignore[method-assign]
 
 
+def record_turns(
+    crawler: Crawler, turns: dict[str, list[list[float]]], released: dict[str, list[float]]
+) -> None:
+    """Record each fleet-wide turn booked, and when each paced request was let go, by origin."""
+    manager = RobotsManager.for_crawler(crawler)
+    fleet, politeness = manager.fleet, manager.politeness
+    if fleet is None:
+        return
+    reserve, pace = fleet.reserve, politeness.pace
+
+    def recording_reserve(origin: str, interval: float) -> float | None:
+        before = time.time()
+        wait = reserve(origin, interval)
+        if wait is not None:
+            turns[origin].append([before, wait, time.time()])
+        return wait
+
+    async def recording_pace(request: Request) -> None:
+        origin = origin_for(request)
+        booked = len(turns[origin])
+        await pace(request)
+        if len(turns[origin]) > booked:  # it booked a turn (and waited for it)
+            released[origin].append(time.time())
+
+    fleet.reserve = recording_reserve  # type: ignore[method-assign]
+    politeness.pace = recording_pace  # type: ignore[method-assign]
+
+
 def stop_when_parked(crawler: Crawler, count: int) -> None:
     """Stop the crawl (as Ctrl-C does) once ``count`` requests have been parked."""
 
@@ -147,6 +182,11 @@ def main(settings_file: str, output: str) -> None:
     crawler.signals.connect(
         lambda: report_lease_waits(crawler, waits), signal=signals.spider_opened, weak=False
     )
+    turns: dict[str, list[list[float]]] = defaultdict(list)
+    released: dict[str, list[float]] = defaultdict(list)
+    crawler.signals.connect(
+        lambda: record_turns(crawler, turns, released), signal=signals.spider_opened, weak=False
+    )
     if config.get("stop_when_parked"):
         crawler.signals.connect(
             lambda: stop_when_parked(crawler, config["stop_when_parked"]),
@@ -167,6 +207,8 @@ def main(settings_file: str, output: str) -> None:
         "failed": {u: repr(e) for u, e in failures if not isinstance(e, RobotsTxtForbidden)},
         "stats": stats,
         "finish_reason": crawler.stats.get_value("finish_reason"),
+        "turns": turns,
+        "released": released,
     }
     Path(output).write_text(json.dumps(result))
 
