@@ -84,8 +84,6 @@ class Decisions:
     def __init__(self, size: int) -> None:
         self.size = size
         self._answers: dict[str, tuple[float, int, str, Decision, str]] = {}
-        self._carried: dict[str, Carried] = {}
-        """What a request allowed by the latest answer for its URL carries (allowed only)."""
 
     def origin(self, url: str) -> str | None:
         """The origin of ``url`` if it has an answer here (a duplicate: no need to compute it)."""
@@ -107,20 +105,17 @@ class Decisions:
         Whether those rules still hold is the caller's to check (the entry's
         identity, its freshness, the agent).
         """
-        return self._carried.get(url)
+        answer = self._answers.get(url)
+        if answer is None or not answer[3].allowed:
+            return None
+        fetched_at, identity, agent, _, origin = answer
+        return (url, origin, fetched_at, identity, None, agent)
 
     def put(self, url: str, origin: str, entry: Entry, agent: str, decision: Decision) -> None:
         answers = self._answers
         answers[url] = (entry.fetched_at, id(entry), agent, decision, origin)
-        carried = self._carried
-        if decision.allowed:
-            carried[url] = (url, origin, entry.fetched_at, id(entry), None, agent)
-        else:
-            carried.pop(url, None)
         if len(answers) > self.size:
-            oldest = next(iter(answers))
-            del answers[oldest]
-            carried.pop(oldest, None)
+            del answers[next(iter(answers))]
 
 
 class Carrier:

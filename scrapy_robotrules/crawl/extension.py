@@ -85,7 +85,8 @@ class RobotRulesExtension:
         if meta.get(OFFERED) != url:
             if manager.allowed_again(request):  # the same URL offered again, same rules
                 meta[OFFERED] = meta[DECIDED] = url
-                report.offered_and_allowed()
+                report.count("offered")
+                report.count("allowed")
                 return
             meta[OFFERED] = url
             report.count("offered")

@@ -129,17 +129,6 @@ class Reporter:
             else:
                 self._flush_call = compat.call_later(FLUSH_SECONDS, self.flush)
 
-    def offered_and_allowed(self) -> None:
-        """:meth:`count` of ``offered`` and ``allowed`` at once (a URL offered again)."""
-        counts = self._counts
-        counts["offered"] += 1
-        counts["allowed"] += 1
-        if self._flush_call is None:
-            if self._closed:
-                self.flush()
-            else:
-                self._flush_call = compat.call_later(FLUSH_SECONDS, self.flush)
-
     def flush(self) -> None:
         """Add the verdicts counted since the last flush to the crawl's stats."""
         if self._flush_call is not None:
