@@ -13,13 +13,13 @@ import operator
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from itertools import compress
+from itertools import compress, repeat
 
 from ..patterns import Pattern
 from ..precedence import NO_RANK, NO_RULE, PlainRules, PrecedenceStrategy, rule_code
 from .literals import AUTOMATON_MIN, Literals
 from .prefixes import PrefixSet
-from .wildcards import Bucketed, StarRules, WildRule
+from .wildcards import ENDS, Bucketed, StarRules, WildRule, shape_of
 
 __all__ = ["RuleIndex"]
 
@@ -66,14 +66,29 @@ class RuleIndex:
         if len(with_needle) + needled >= AUTOMATON_MIN:
             needles = [pattern.needle for _, _, pattern in with_needle]
             codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in with_needle])
+            priorities = [pattern.priority for _, _, pattern in with_needle]
+            shapes = bytearray(shape_of(pattern)[0] for _, _, pattern in with_needle)
+            starts = [pattern.prefix for _, _, pattern in with_needle]
             rest = []
             for group in stars:
-                needles += map(bytes.decode, filter(None, group.pieces))
+                pieces = group.pieces
+                needles += map(bytes.decode, filter(None, pieces))
                 # rule_code (line * 2 + allow), in C: no Python call per rule.
-                doubled = map((2).__mul__, compress(group.lines, group.pieces))
-                codes.extend(map(int.__add__, doubled, compress(group.allows, group.pieces)))
+                doubled = map((2).__mul__, compress(group.lines, pieces))
+                codes.extend(map(int.__add__, doubled, compress(group.allows, pieces)))
+                # Priority: the pattern's length, "*" and "$" counting one.
+                anchors = list(compress(group.anchors, pieces))
+                needled_pieces = filter(None, pieces)
+                written = map(bytes.__add__, compress(group.prefixes, pieces), needled_pieces)
+                priorities += map((1).__add__, map(len, map(bytes.__add__, written, anchors)))
+                shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
+                heads = set(group.prefixes)
+                if len(heads) == 1:
+                    starts += repeat(next(iter(heads)).decode(), len(anchors))
+                else:
+                    starts += map(bytes.decode, compress(group.prefixes, pieces))
                 if needled < starred:
-                    empty = list(map(operator.not_, group.pieces))
+                    empty = list(map(operator.not_, pieces))
                     rest.append(
                         StarRules(
                             list(compress(group.lines, empty)),
@@ -84,7 +99,15 @@ class RuleIndex:
                             list(compress(group.anchors, empty)),
                         )
                     )
-            self._literals = Literals(strategy, needles, codes, pattern_at)
+            ranks = strategy.ranks(codes, priorities)
+            self._literals = Literals(
+                needles,
+                codes,
+                ranks=ranks,
+                shapes=bytes(shapes),
+                prefixes=starts,
+                pattern_at=pattern_at,
+            )
             wild = [rule for rule in wild if not rule[2].needle]
             stars = rest
         if wild or any(group.lines for group in stars):
