@@ -133,17 +133,18 @@ class Literals:
         self._next: array[int] | None = None
         self._needle_of: array[int] | None = None
         if len(ids) < len(short):
-            following = array("i", repeat(-1, len(short)))
-            for i, needle in enumerate(short):
-                first = ids[needle]
-                if first != i:
-                    following[i] = following[first]
-                    following[first] = i
+            firsts = list(map(ids.__getitem__, short))
+            following = array("i", [-1]) * len(short)
+            # Only the rules that repeat a needle are chained in Python.
+            for i in compress(range(len(short)), map(int.__ne__, firsts, range(len(short)))):
+                first = firsts[i]
+                following[i] = following[first]
+                following[first] = i
             self._next = following
             # The automaton numbers needles in ``ids`` order: map to rules.
             self._first = array("i", ids.values())
-            number = {rule: j for j, rule in enumerate(ids.values())}
-            self._needle_of = array("i", [number[ids[needle]] for needle in short])
+            number = dict(zip(ids.values(), range(len(ids)), strict=True))
+            self._needle_of = array("i", map(number.__getitem__, firsts))
             short = list(ids)
         self._overlap = min(longest, NEEDLE) - 1
         # What the automaton is built again from, once the process-wide
@@ -323,6 +324,8 @@ def _prefix_ids(prefixes: list[str]) -> tuple[PrefixSet[str] | None, array[int]]
     distinct = set(prefixes)
     roots = {"": ROOT, "/": SLASH}
     if distinct <= roots.keys():
+        if len(distinct) == 1:
+            return None, array("i", [roots[prefixes[0]]]) * len(prefixes)
         return None, array("i", map(roots.__getitem__, prefixes))
     items = sorted(distinct - roots.keys())
     roots.update(zip(items, range(len(items)), strict=True))

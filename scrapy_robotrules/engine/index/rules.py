@@ -19,7 +19,7 @@ from ..patterns import Pattern
 from ..precedence import NO_RANK, NO_RULE, PlainRules, PrecedenceStrategy, rule_code
 from .literals import AUTOMATON_MIN, Literals
 from .prefixes import PrefixSet
-from .wildcards import ENDS, Bucketed, StarRules, WildRule, shape_of
+from .wildcards import ENDS, FIND, Bucketed, StarRules, WildRule, shape_of
 
 __all__ = ["RuleIndex"]
 
@@ -78,15 +78,21 @@ class RuleIndex:
                 codes.extend(map(int.__add__, doubled, compress(group.allows, pieces)))
                 # Priority: the pattern's length, "*" and "$" counting one.
                 anchors = list(compress(group.anchors, pieces))
-                needled_pieces = filter(None, pieces)
-                written = map(bytes.__add__, compress(group.prefixes, pieces), needled_pieces)
-                priorities += map((1).__add__, map(len, map(bytes.__add__, written, anchors)))
-                shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
+                lengths = map(len, filter(None, pieces))
                 heads = set(group.prefixes)
-                if len(heads) == 1:
-                    starts += repeat(next(iter(heads)).decode(), len(anchors))
+                kinds = set(anchors)
+                if len(heads) == 1 and len(kinds) == 1:
+                    # One text before the star, one anchor (a hostile file's
+                    # many rules): the same for every rule, added in C.
+                    head, anchor = next(iter(heads)), next(iter(kinds))
+                    priorities += map((len(head) + 1 + len(anchor)).__add__, lengths)
+                    starts += repeat(head.decode(), len(anchors))
+                    shapes += bytes([ENDS if anchor else FIND]) * len(anchors)
                 else:
+                    more = map(len, map(bytes.__add__, compress(group.prefixes, pieces), anchors))
+                    priorities += map((1).__add__, map(int.__add__, lengths, more))
                     starts += map(bytes.decode, compress(group.prefixes, pieces))
+                    shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
                 if needled < starred:
                     empty = list(map(operator.not_, pieces))
                     rest.append(
