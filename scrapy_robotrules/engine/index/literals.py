@@ -24,6 +24,7 @@ from operator import itemgetter
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from ..patterns import Pattern
+from ..precedence import PrecedenceStrategy
 from .automata import AUTOMATON_BYTES_PER_CHAR, automata
 from .prefixes import PrefixSet
 from .wildcards import ENDS, FIND
@@ -43,7 +44,7 @@ _REPORTS = 10_000
 NEEDLE = 64
 """Needles are cut to this many characters: a rule with a longer one is read again to be tried."""
 # Patterns read again and kept at once; what one weighs (an upper estimate).
-_CACHED = 1024
+_CACHED = 4096
 _PATTERN_BYTES = 512
 _FIRST = itemgetter(0)
 
@@ -80,10 +81,12 @@ class Literals:
         "_overlap",
         "_pattern_at",
         "_prefix_ids",
+        "_prefix_one",
         "_prefixes",
-        "_ranks",
+        "_priorities",
         "_shapes",
         "_split",
+        "_strategy",
         "_unbuilt",
         "_weight",
         "read_again",
@@ -94,13 +97,17 @@ class Literals:
         needles: list[str],
         codes: array[int],
         *,
-        ranks: array[int],
+        strategy: PrecedenceStrategy,
+        priorities: list[int],
         shapes: bytes,
         prefixes: list[str],
         pattern_at: Callable[[int], Pattern],
     ) -> None:
         self._codes = codes
-        self._ranks = ranks
+        self._strategy = strategy
+        # SPEC 5's priority (the pattern's length): with the code, what a rank is made from.
+        wide = max(priorities, default=0) >= 1 << 16
+        self._priorities = array("i" if wide else "H", priorities)
         self._pattern_at = pattern_at
         self._cache: dict[int, Pattern] = {}
         self._order: array[int] | None = None
@@ -122,7 +129,7 @@ class Literals:
         else:
             short = needles
         self._shapes = shapes
-        self._prefixes, self._prefix_ids = _prefix_ids(prefixes)
+        self._prefixes, self._prefix_ids, self._prefix_one = _prefix_ids(prefixes)
         # Needle i stands for rule i. When needles repeat, the automaton is
         # given each once: ``_first`` maps it to its first rule, and rules
         # sharing a needle are chained through ``_next`` (rule -> next rule
@@ -246,17 +253,24 @@ class Literals:
                 while rule >= 0:
                     candidates.append(rule)
                     rule = following[rule]
-        ranks = self._ranks
-        prefixed = self._prefixed(path)
+        prefixed, prefix_ids = self._prefixed(path), self._prefix_ids
         if prefixed is not None:
             # A rule whose prefix the path lacks is out, with no call per rule.
-            keep = map(prefixed.__contains__, map(self._prefix_ids.__getitem__, candidates))
-            candidates = list(compress(candidates, keep))
-        if len(candidates) > 1:
-            candidates.sort(key=ranks.__getitem__)
+            if prefix_ids is None:
+                candidates = candidates if self._prefix_one in prefixed else []
+            else:
+                keep = map(prefixed.__contains__, map(prefix_ids.__getitem__, candidates))
+                candidates = list(compress(candidates, keep))
+        if not candidates:
+            return best_rank, best
+        # Ranked in one comprehension (the strategy's), sorted in C.
+        codes, priorities = self._codes, self._priorities
+        ranks = self._strategy.ranks(
+            list(map(codes.__getitem__, candidates)), list(map(priorities.__getitem__, candidates))
+        )
+        ranked = sorted(zip(ranks, candidates, strict=True)) if len(candidates) > 1 else None
         shapes, needle_of, size = self._shapes, self._needle_of, len(path)
-        for rule in candidates:
-            rank = ranks[rule]
+        for rank, rule in ranked or zip(ranks, candidates, strict=True):
             if rank >= best_rank:
                 break
             where, (_, start, end) = found[rule if needle_of is None else needle_of[rule]]
@@ -273,7 +287,8 @@ class Literals:
 
     def _offset(self, rule: int) -> int:
         """Length of the rule's prefix: where its needle may start in a path."""
-        prefix = self._prefix_ids[rule]
+        ids = self._prefix_ids
+        prefix = self._prefix_one if ids is None else ids[rule]
         if prefix < 0:
             return prefix - ROOT  # "" or "/"
         prefixes = self._prefixes
@@ -283,8 +298,9 @@ class Literals:
         """Every rule in rank order, when the automaton reports too often (see the class)."""
         order, needles = self._order, self._split
         if order is None or needles is None:
-            ranks = self._ranks
+            ranks = self._strategy.ranks(self._codes, self._priorities)
             order = array("i", sorted(range(len(ranks)), key=ranks.__getitem__))
+            del ranks
             needles = self._needles.split("\n")
             if self._automaton is not None:
                 # Kept while the automaton is: weighed with it.
@@ -297,13 +313,18 @@ class Literals:
         self, rules: Iterable[int], path: str, best_rank: int, best: int, needles: list[str]
     ) -> tuple[int, int]:
         """The first of ``rules`` (in rank order) that matches, if it ranks above ``best``."""
-        ranks, shapes, needle_of = self._ranks, self._shapes, self._needle_of
-        prefixed, prefix_ids = self._prefixed(path), self._prefix_ids
+        shapes, needle_of = self._shapes, self._needle_of
+        codes, priorities, rank_of = self._codes, self._priorities, self._strategy.rank
+        prefixed, prefix_ids, one = self._prefixed(path), self._prefix_ids, self._prefix_one
         for rule in rules:
-            rank = ranks[rule]
+            code = codes[rule]
+            rank = rank_of(code >> 1, bool(code & 1), priorities[rule])
             if rank >= best_rank:
                 break
-            if prefixed is not None and prefix_ids[rule] not in prefixed:
+            if (
+                prefixed is not None
+                and (one if prefix_ids is None else prefix_ids[rule]) not in prefixed
+            ):
                 continue
             shape = shapes[rule]
             if shape == FIND:
@@ -319,14 +340,18 @@ class Literals:
         return best_rank, best
 
 
-def _prefix_ids(prefixes: list[str]) -> tuple[PrefixSet[str] | None, array[int]]:
-    """The distinct prefixes other than ``""`` and ``/``, and each rule's prefix id."""
+def _prefix_ids(
+    prefixes: list[str],
+) -> tuple[PrefixSet[str] | None, array[int] | None, int]:
+    """The distinct prefixes other than ``""`` and ``/``, and each rule's prefix id.
+
+    When every rule has the same prefix, no array: that one id.
+    """
     distinct = set(prefixes)
     roots = {"": ROOT, "/": SLASH}
-    if distinct <= roots.keys():
-        if len(distinct) == 1:
-            return None, array("i", [roots[prefixes[0]]]) * len(prefixes)
-        return None, array("i", map(roots.__getitem__, prefixes))
     items = sorted(distinct - roots.keys())
     roots.update(zip(items, range(len(items)), strict=True))
-    return PrefixSet(items), array("i", map(roots.__getitem__, prefixes))
+    found = PrefixSet(items) if items else None
+    if len(distinct) == 1:
+        return found, None, roots[prefixes[0]]
+    return found, array("i", map(roots.__getitem__, prefixes)), SLASH

@@ -105,11 +105,11 @@ class RuleIndex:
                             list(compress(group.anchors, empty)),
                         )
                     )
-            ranks = strategy.ranks(codes, priorities)
             self._literals = Literals(
                 needles,
                 codes,
-                ranks=ranks,
+                strategy=strategy,
+                priorities=priorities,
                 shapes=bytes(shapes),
                 prefixes=starts,
                 pattern_at=pattern_at,
