@@ -17,6 +17,12 @@ suffixes of one another), in each precedence mode. Targets: the first check
 2 ms a check on a 2,083-character path and 20 ms on a 100,000-character
 one; memory held per file, after both checks, at most 4 times its size.
 
+Then paths built against each of those files, at both lengths: a path made
+of the file's own literals (it finds thousands of its rules) and, for the
+nested literals, a run of ``a`` (many reports per character). Each repeat
+checks another path, so nothing read for one is reused; same targets.
+``--paths-only`` prints this table alone.
+
 Memory is shown three ways. ``python``: Python's objects one file holds
 (tracemalloc). ``RSS 4``: the process's resident memory per origin, four
 origins parsed and checked in a fresh process (Linux only); it counts what

@@ -173,6 +173,29 @@ def test_nested_literals_fall_back_to_the_scan() -> None:
     assert not robots.allowed("/" + "a" * 20_000 + "b", "bot")
 
 
+@settings(max_examples=50 * SCALE, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 30), min_size=8, max_size=20, unique=True),
+    forms=st.lists(
+        st.sampled_from(["Allow: /*{}", "Disallow: /*{}", "Disallow: /*{}$", "Allow: /*{}*b"]),
+        min_size=8,
+        max_size=8,
+    ),
+    ends=st.sampled_from(["", "b", "%2F", "é"]),
+    size=st.integers(200, 3000),
+)
+def test_a_flood_of_reports_decides_as_the_reference(
+    lengths: list[int], forms: list[str], ends: str, size: int
+) -> None:
+    """Literals nested as suffixes of one another, against a run of ``a``: every rule is
+    tried from the index's arrays in rank order, and decides as the reference says."""
+    lines = [forms[i % len(forms)].format("a" * k) for i, k in enumerate(lengths)]
+    lines += [f"Disallow: /*x{i}y" for i in range(70)]  # above AUTOMATON_MIN
+    content = "\n".join(["User-agent: *", *lines, ""]).encode()
+    path = "/" + "a" * size + ends
+    check_document(RobotsTxt, content, None, ["FooBot"], [path, path[:40], "/b" + path])
+
+
 # Enough wildcard rules for the automaton, made of the differential tests' pieces.
 filler_rules = st.lists(
     st.builds(
