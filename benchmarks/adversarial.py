@@ -17,6 +17,12 @@ suffixes of one another), in each precedence mode. Targets: the first check
 2 ms a check on a 2,083-character path and 20 ms on a 100,000-character
 one; memory held per file, after both checks, at most 4 times its size.
 
+Then paths built against each of those files, at both lengths: a path made
+of the file's own literals (it finds thousands of its rules) and, for the
+nested literals, a run of ``a`` (many reports per character). Each repeat
+checks another path, so nothing read for one is reused; same targets.
+``--paths-only`` prints this table alone.
+
 Memory is shown three ways. ``python``: Python's objects one file holds
 (tracemalloc). ``RSS 4``: the process's resident memory per origin, four
 origins parsed and checked in a fresh process (Linux only); it counts what
@@ -45,6 +51,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -153,6 +160,63 @@ def family_paths(seed: int = 2) -> dict[int, str]:
     return {
         n: "/" + "".join(rnd.choices(_ALNUM + "a" * 40, k=n - 1)) for n in (SHORT_PATH, LONG_PATH)
     }
+
+
+def needle_paths(body: bytes, length: int, count: int = 3) -> list[str]:
+    """Paths of ``length`` characters made of the file's own needles (the text after each
+    rule's last ``*``), each starting at another rule: every rule they hold is found."""
+    needles = [
+        line.rsplit(b"*", 1)[1].rstrip(b"$").decode() for line in body.splitlines() if b"*" in line
+    ]
+    paths = []
+    for k in range(count):
+        start = k * len(needles) // count
+        text = "".join(needles[start:] + needles[:start])
+        while len(text) < length:
+            text += text
+        paths.append("/" + text[: length - 1])
+    return paths
+
+
+def adversarial_paths(name: str, body: bytes, length: int, count: int) -> dict[str, list[str]]:
+    """Paths built against one family: its needles, and for nested literals a run of ``a``."""
+    found = {"own needles": needle_paths(body, length, count)}
+    if name == "nested literals":
+        found["run of a"] = ["/" + "a" * (length - 1)]
+    return found
+
+
+def run_paths() -> bool:
+    """Print checks on paths built against each family; whether every one passed."""
+    header = f"{'path built against the file':<34} {'mode':<14} {'2,083 ch':>9} {'100k ch':>9}"
+    print(f"\n{header}  verdict")
+    print(f"{'targets':<34} {'':<14} {'<= 2 ms':>9} {'<= 20 ms':>9}")
+    passed = True
+    for name in FAMILIES:
+        body = family(name)
+        for mode in MODES:
+            robots = RobotsTxt.parse(body)
+            robots.allowed("/index.html", "bot", mode)
+            short = adversarial_paths(name, body, SHORT_PATH, 7)
+            long = adversarial_paths(name, body, LONG_PATH, 3)
+            for kind in short:
+                # Each repeat checks another path: nothing read for one is reused.
+                times = []
+                for paths, repeat in ((short[kind], 7), (long[kind], 3)):
+                    calls = iter([paths[i % len(paths)] for i in range(repeat)])
+
+                    def check(r: RobotsTxt = robots, m: str = mode, c: Any = calls) -> object:
+                        return r.allowed(next(c), "bot", m)
+
+                    times.append(best_time(check, repeat))
+                ok = times[0] <= SHORT_TARGET and times[1] <= LONG_TARGET
+                passed = passed and ok
+                label = f"{name}: {kind}"
+                print(
+                    f"{label:<34} {mode:<14} {times[0] * 1e3:>6.2f} ms {times[1] * 1e3:>6.2f} ms  "
+                    f"{'PASS' if ok else 'FAIL'}"
+                )
+    return passed
 
 
 def held_bytes(body: bytes, mode: str, paths: dict[int, str]) -> int:
@@ -269,10 +333,16 @@ def main() -> int:
     parser.add_argument(
         "--no-families", action="store_true", help="skip the files of many wildcard rules"
     )
+    parser.add_argument(
+        "--paths-only", action="store_true", help="only the paths built against each family"
+    )
     parser.add_argument("--rss", nargs=2, metavar=("FAMILY", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss:
         print(*rss_worker(*args.rss))
+        return 0
+    if args.paths_only:
+        run_paths()
         return 0
     length = args.length
     print(f"path length {length:,} characters; times are the best of 7 checks\n")
@@ -307,6 +377,7 @@ def main() -> int:
     print(f"  check, {length:,}-char path    {long * 1e3:9.1f} ms")
     if not args.no_families:
         run_families()
+        run_paths()
     return 0
 
 

@@ -52,12 +52,7 @@ from . import compat
 from .carried import DECIDED, OFFERED, PARKED, RULES, Carried, Carrier, Decisions, origin_for
 from .download import ROBOTS_PRIORITY, Downloader
 from .entries import Entries
-from .exceptions import (
-    DropReason,
-    RobotsTxtForbidden,
-    RobotsTxtNotFetched,
-    RobotsTxtUnreachable,
-)
+from .exceptions import DropReason, RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
 from .fetches import Fetches
 from .leases import Leases
 from .operator_config import operator_config
@@ -120,6 +115,7 @@ class RobotsManager:
             config.cache_size,
             max_size=config.max_size,
             cache_bytes=config.cache_bytes,
+            automaton_bytes=config.automaton_bytes,
             store=config.store,
         )
         self.report = Reporter(crawler)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.agents import AGENT_MATCH_STYLES, TOKEN, product_token
 from ..engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED_CHOICES
+from ..engine.index.automata import DEFAULT_AUTOMATON_BYTES
 from ..engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
 from ..engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from ..engine.reading import DEFAULT_MAX_SIZE
@@ -76,6 +77,7 @@ DEFAULTS: dict[str, Any] = {
     "ROBOTRULES_MIN_AGE": DEFAULT_MIN_AGE,
     "ROBOTRULES_CACHE_SIZE": 100_000,
     "ROBOTRULES_CACHE_BYTES": DEFAULT_CACHE_BYTES,
+    "ROBOTRULES_AUTOMATON_BYTES": DEFAULT_AUTOMATON_BYTES,
     "ROBOTRULES_CRAWL_DELAY": True,
     "ROBOTRULES_MAX_CRAWL_DELAY": 60.0,
     "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 1000,
@@ -116,6 +118,8 @@ class RobotRulesConfig:
     cache_size: int = 100_000
     cache_bytes: int = DEFAULT_CACHE_BYTES
     """Estimated bytes the rules cache may hold; least recently used origins go first."""
+    automaton_bytes: int = DEFAULT_AUTOMATON_BYTES
+    """Estimated bytes of compiled automata the whole process holds (large wildcard sets)."""
     crawl_delay: bool = True
     max_crawl_delay: float = 60.0
     max_waiting_per_origin: int = 1000
@@ -187,6 +191,9 @@ class RobotRulesConfig:
             cache_size=as_integer("ROBOTRULES_CACHE_SIZE", get("ROBOTRULES_CACHE_SIZE"), minimum=1),
             cache_bytes=as_integer(
                 "ROBOTRULES_CACHE_BYTES", get("ROBOTRULES_CACHE_BYTES"), minimum=1
+            ),
+            automaton_bytes=as_integer(
+                "ROBOTRULES_AUTOMATON_BYTES", get("ROBOTRULES_AUTOMATON_BYTES"), minimum=0
             ),
             crawl_delay=as_boolean("ROBOTRULES_CRAWL_DELAY", get("ROBOTRULES_CRAWL_DELAY")),
             max_crawl_delay=as_seconds(

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from .agents import TOKEN, check_agent_match
 from .fetch_policy import DEFAULT_MAX_AGE, Outcome
+from .index.automata import set_automaton_bytes
 from .precedence import MOST_SPECIFIC, check_precedence
 from .reading import DEFAULT_MAX_SIZE
 from .robotstxt import Decision, RobotsTxt
@@ -34,7 +35,9 @@ class RobotRules:
 
     At most ``capacity`` origins are held, and at most ``cache_bytes`` of
     their estimated weight (:attr:`RobotsTxt.weight`); the least recently
-    used go first, and are counted in :attr:`evicted`.
+    used go first, and are counted in :attr:`evicted`. ``automaton_bytes``
+    bounds the compiled automata of large wildcard sets, for the whole
+    process (:mod:`.index.automata`); ``None`` leaves that bound as it is.
     """
 
     def __init__(
@@ -47,8 +50,12 @@ class RobotRules:
         store: RulesStore | str | None = None,
         max_size: int = DEFAULT_MAX_SIZE,
         cache_bytes: int | None = DEFAULT_CACHE_BYTES,
+        automaton_bytes: int | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        if automaton_bytes is not None:
+            # Process-wide, not this database's: the last one set wins.
+            set_automaton_bytes(automaton_bytes)
         self._agent = agent
         self.precedence = check_precedence(precedence)
         self.agent_match = check_agent_match(agent_match)

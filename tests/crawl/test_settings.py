@@ -14,8 +14,15 @@ import pytest
 import scrapy
 import scrapy.crawler
 from helpers import REPO_ROOT as ROOT
-from helpers.crawling import BASE_SETTINGS, async_test, reactor_settings
-from helpers.mockserver import install_loopback_dns
+from helpers.crawling import (
+    BASE_SETTINGS,
+    RecordingSpider,
+    async_test,
+    reactor_settings,
+    run_spider,
+)
+from helpers.mockserver import MockServer, Reply, install_loopback_dns
+from helpers.variants import OURS
 from scrapy import Spider
 from scrapy.crawler import CrawlerRunner
 from scrapy.exceptions import NotConfigured
@@ -23,6 +30,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_robotrules import RobotRulesExtension, RobotRulesMiddleware
 from scrapy_robotrules.crawl.settings import DEFAULTS, RobotRulesConfig, RobotRulesSettingError
+from scrapy_robotrules.engine.index.automata import automata, set_automaton_bytes
 
 CRAWL_TESTS = True
 
@@ -434,3 +442,36 @@ def test_the_byte_budget_reaches_the_crawlers_rules_cache() -> None:
     store = RobotsManager.for_crawler(crawler).db.store
     assert isinstance(store, MemoryStore)
     assert store.max_bytes == 4096
+
+
+def test_the_automaton_budget_is_a_whole_number_of_bytes() -> None:
+    assert config().automaton_bytes == DEFAULTS["ROBOTRULES_AUTOMATON_BYTES"] == 64 * 1024 * 1024
+    assert config({"ROBOTRULES_AUTOMATON_BYTES": 0}).automaton_bytes == 0
+    with pytest.raises(RobotRulesSettingError) as raised:
+        config({"ROBOTRULES_AUTOMATON_BYTES": -1})
+    assert str(raised.value) == (
+        "ROBOTRULES_AUTOMATON_BYTES must be a whole number from 0 to 1099511627776, not -1"
+    )
+
+
+@async_test
+async def test_the_automaton_budget_reaches_the_engine(mockserver: MockServer) -> None:
+    """With ``ROBOTRULES_AUTOMATON_BYTES = 0`` no automaton is kept: every check builds one.
+
+    The process's default budget keeps the one file's automaton after its first check.
+    """
+    rules = "".join(f"Disallow: /*word{i:03}x\n" for i in range(100))  # above AUTOMATON_MIN
+    mockserver.set_robots("many.test", Reply(200, ("User-agent: *\n" + rules).encode()))
+    urls = [mockserver.url("many.test", f"/page{i}") for i in range(3)]
+    urls.append(mockserver.url("many.test", "/a-word042x"))
+    budget, built = automata.max_bytes, automata.built
+    try:
+        settings = {**OURS, "ROBOTRULES_AUTOMATON_BYTES": 0}
+        result = await run_spider(RecordingSpider, settings, start_urls=urls)
+        assert automata.max_bytes == 0
+        assert (len(automata), automata.weight) == (0, 0)
+        assert automata.built - built >= len(urls)
+    finally:
+        set_automaton_bytes(budget)
+    assert sorted(result.crawled) == sorted(urls[:3])
+    assert result.ignored == urls[3:]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 
 from scrapy_robotrules import MemoryStore, RobotRules, RobotsTxt
 from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.index import literals, wildcards
+from scrapy_robotrules.engine.index import literals
+from scrapy_robotrules.engine.patterns import Pattern
 from scrapy_robotrules.engine.robotstxt import Group
 from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES, Entry
 
@@ -48,19 +49,33 @@ def hostile_file(count: int = RULES, seed: int = 1) -> bytes:
 
 
 class TriedRules:
-    """Counts the rules handed to the one-by-one scans during a check."""
+    """Counts the rules tried against the path one by one during a check.
+
+    Those of the automaton's scan of every rule (when its needles report too
+    often), and every pattern matched in full; a missing name fails, never skips.
+    """
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        # The automaton's one-by-one scan (of the rules its needles found, or
-        # of every rule when it gives up); a missing name fails, never skips.
-        monkeypatch.setattr(literals, "scan_checked", self._counting(wildcards.scan_checked))
+        monkeypatch.setattr(
+            literals.Literals, "try_in_order", self._counting(literals.Literals.try_in_order)
+        )
+        matches = Pattern.matches
+
+        def counted(pattern: Pattern, path: str) -> bool:
+            self.count += 1
+            return matches(pattern, path)
+
+        monkeypatch.setattr(Pattern, "matches", counted)
 
     def _counting(self, original: Any) -> Any:
-        def scan(rules: Iterable[Any], *args: Any) -> Any:
-            listed = list(rules)
-            self.count += len(listed)
-            return original(listed, *args)
+        def scan(owner: Any, rules: Iterable[Any], *args: Any) -> Any:
+            def counted() -> Iterator[Any]:
+                for rule in rules:
+                    self.count += 1
+                    yield rule
+
+            return original(owner, counted(), *args)
 
         return scan
 
@@ -95,6 +110,60 @@ def test_a_literal_in_the_path_tries_its_rules_only(
     assert tried.count <= 4, tried.count
 
 
+class ReadAgain:
+    """Counts wildcard rules read again from the file (each one a :class:`.Pattern` built)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        original = Group.pattern
+
+        def pattern(group: Group, line: int, robots_url: str | None) -> Pattern:
+            self.count += 1
+            return original(group, line, robots_url)
+
+        monkeypatch.setattr(Group, "pattern", pattern)
+
+
+def needle_path(body: bytes, length: int) -> str:
+    """A path of ``length`` characters made of the file's needles: it finds every rule it holds."""
+    needles = [line.rsplit(b"*", 1)[1].decode() for line in body.splitlines() if b"*" in line]
+    text = "".join(needles)
+    return "/" + (text * (length // len(text) + 1))[: length - 1]
+
+
+@pytest.mark.parametrize("mode", PRECEDENCES)
+def test_a_path_of_the_files_own_needles_reads_no_rule_again(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """12,500 rules found: ranked and decided from the index's arrays, none read again."""
+    body = hostile_file()
+    robots = RobotsTxt.parse(body, "https://example.com/robots.txt")
+    robots.allowed("/", "bot", mode)
+    read = ReadAgain(monkeypatch)
+    tried = TriedRules(monkeypatch)
+    decision = robots.explain(needle_path(body, 100_000), "bot", mode)
+    assert decision.rule is not None
+    assert decision.rule.line == 2, decision  # the first rule: they are all as long
+    assert (read.count, tried.count) == (0, 0)
+
+
+@pytest.mark.parametrize("mode", PRECEDENCES)
+def test_rules_whose_prefix_the_path_lacks_are_not_read_again(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Every needle is in the path, but no rule's text before its ``*``: none is tried."""
+    lines = [f"Disallow: /shop/{i}/*{word}*x" for i, word in enumerate(("abc", "bcd") * 500)]
+    lines += [f"Disallow: /shop/{i}/*{i:05}" for i in range(1000)]
+    body = ("User-agent: *\n" + "\n".join(lines) + "\n").encode()
+    robots = RobotsTxt.parse(body, "https://example.com/robots.txt")
+    robots.allowed("/", "bot", mode)
+    read = ReadAgain(monkeypatch)
+    tried = TriedRules(monkeypatch)
+    path = "/" + "".join(f"{i:05}abcdx" for i in range(1000))
+    assert robots.allowed(path, "bot", mode)
+    assert (read.count, tried.count) == (0, 0)
+
+
 def test_nested_literals_fall_back_to_the_scan() -> None:
     """``/*a``, ``/*aa``... against a run of ``a``: too many reports, scanned instead."""
     lines = ["User-agent: *", *(f"Disallow: /*{'a' * k}b" for k in range(1, 80))]
@@ -102,6 +171,29 @@ def test_nested_literals_fall_back_to_the_scan() -> None:
     robots = RobotsTxt.parse("\n".join(lines) + "\n")
     assert robots.allowed("/" + "a" * 20_000, "bot")
     assert not robots.allowed("/" + "a" * 20_000 + "b", "bot")
+
+
+@settings(max_examples=50 * SCALE, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 30), min_size=8, max_size=20, unique=True),
+    forms=st.lists(
+        st.sampled_from(["Allow: /*{}", "Disallow: /*{}", "Disallow: /*{}$", "Allow: /*{}*b"]),
+        min_size=8,
+        max_size=8,
+    ),
+    ends=st.sampled_from(["", "b", "%2F", "é"]),
+    size=st.integers(200, 3000),
+)
+def test_a_flood_of_reports_decides_as_the_reference(
+    lengths: list[int], forms: list[str], ends: str, size: int
+) -> None:
+    """Literals nested as suffixes of one another, against a run of ``a``: every rule is
+    tried from the index's arrays in rank order, and decides as the reference says."""
+    lines = [forms[i % len(forms)].format("a" * k) for i, k in enumerate(lengths)]
+    lines += [f"Disallow: /*x{i}y" for i in range(70)]  # above AUTOMATON_MIN
+    content = "\n".join(["User-agent: *", *lines, ""]).encode()
+    path = "/" + "a" * size + ends
+    check_document(RobotsTxt, content, None, ["FooBot"], [path, path[:40], "/b" + path])
 
 
 # Enough wildcard rules for the automaton, made of the differential tests' pieces.

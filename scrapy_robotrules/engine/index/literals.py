@@ -6,116 +6,161 @@ a second at 100,000. Every rule with a wildcard needs its longest literal
 piece (its needle) somewhere in the path (SPEC 4). An Aho-Corasick
 automaton finds all needles present in one pass; only their rules are
 tried, in the rank order their precedence strategy gives (SPEC 5).
+
+A path made of the file's own needles finds every rule: each is then
+ranked and its prefix tested from flat arrays, and most (one piece after
+a prefix, maybe ending the path) are decided from where the automaton saw
+their needle last. Only the others are read again from the file, in rank
+order, until one matches.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
-from itertools import repeat
+from collections.abc import Callable, Iterable
+from itertools import compress, repeat
 from operator import itemgetter
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from ..patterns import Pattern
-from ..precedence import PrecedenceStrategy, code_allows, code_line
+from ..precedence import PrecedenceStrategy
 from .automata import AUTOMATON_BYTES_PER_CHAR, automata
-from .wildcards import Wild, scan_checked, wild_entry
+from .prefixes import PrefixSet
+from .wildcards import ENDS, FIND
 
-__all__ = ["AUTOMATON_MIN", "Literals"]
+__all__ = ["AUTOMATON_MIN", "ROOT", "SLASH", "Literals"]
 
 AUTOMATON_MIN = 64
 """From this many wildcard rules with a literal after a ``*``, they are found by
 an automaton; fewer cost less scanned one by one."""
+ROOT, SLASH = -2, -1
+"""Prefix ids of rules whose text before the ``*`` is empty, or ``/``: every path has it."""
 # The automaton reads a long path in pieces of this many characters, so that
 # a flood of reports is noticed before it fills memory; past twice the path
 # length plus this many reports, it gives up (see Literals).
 _CHUNK = 4096
 _REPORTS = 10_000
-_NEEDLE = 64
-# Rules of a large wildcard set read again from the file and kept at once,
-# and what one weighs (a tuple, its pattern and strings): an upper estimate.
+NEEDLE = 64
+"""Needles are cut to this many characters: a rule with a longer one is read again to be tried."""
+# Patterns read again and kept at once; what one weighs (an upper estimate).
 _CACHED = 4096
-_RULE_BYTES = 512
+_PATTERN_BYTES = 512
 _FIRST = itemgetter(0)
 
 
 class Literals:
     """Wildcard rules with a needle, found by an automaton.
 
-    The rules themselves are not kept: only each one's code (line and
-    verdict), in an array, and the needles, as one string. A rule whose
-    needle is found is read again from the file (``pattern_at``), and kept
-    in a small bounded cache. The automaton is lent by the process's cache
-    (:mod:`.automata`): taken back under its budget of bytes, it is built
-    again from the needles on the next check.
+    The rules themselves are not kept: per rule, flat arrays hold its code
+    (line and verdict), its rank, its shape (:data:`.FIND`, :data:`.ENDS`,
+    else to be read again) and the id of its prefix (the text before its
+    ``*``); the needles are one string. A found rule of shape ``FIND`` or
+    ``ENDS`` is decided from where the automaton last saw its needle;
+    another is read again from the file (``pattern_at``) when its turn
+    comes, and kept in a small bounded cache. The automaton is lent by the
+    process's cache (:mod:`.automata`): taken back under its budget of
+    bytes, it is built again from the needles on the next check.
 
     An automaton reports every needle ending at every position: needles that
     are suffixes of one another (``a``, ``aa``, ``aaa``...) against a path of
     ``a`` report many times per character. Past a budget of reports, every
-    rule is read and tried one by one instead, as without the automaton.
+    rule is tried one by one in rank order instead, from the same arrays.
     """
 
     __slots__ = (
         "__weakref__",
-        "_all",
         "_automaton",
         "_cache",
         "_codes",
         "_first",
+        "_needle_of",
         "_needles",
         "_next",
+        "_order",
         "_overlap",
         "_pattern_at",
+        "_prefix_ids",
+        "_prefix_one",
+        "_prefixes",
+        "_priorities",
+        "_shapes",
+        "_split",
         "_strategy",
         "_unbuilt",
         "_weight",
+        "read_again",
     )
 
     def __init__(
         self,
-        strategy: PrecedenceStrategy,
         needles: list[str],
         codes: array[int],
+        *,
+        strategy: PrecedenceStrategy,
+        priorities: list[int],
+        shapes: bytes,
+        prefixes: list[str],
         pattern_at: Callable[[int], Pattern],
     ) -> None:
-        self._strategy = strategy
         self._codes = codes
+        self._strategy = strategy
+        # SPEC 5's priority (the pattern's length): with the code, what a rank is made from.
+        wide = max(priorities, default=0) >= 1 << 16
+        self._priorities = array("i" if wide else "H", priorities)
         self._pattern_at = pattern_at
-        self._cache: dict[int, Wild] = {}
-        self._all: list[Wild] | None = None
+        self._cache: dict[int, Pattern] = {}
+        self._order: array[int] | None = None
+        self._split: list[str] | None = None
+        self.read_again = 0
+        """Rules read again from the file to be tried (for tests: work, not time)."""
         # Any part of a needle will do: found, its rules are checked in
         # full. A bound on needle length bounds how many needles can end at
-        # one position, so a flood of reports shows within a chunk.
+        # one position, so a flood of reports shows within a chunk. A rule
+        # whose needle is cut cannot be decided from where it was seen.
         longest = max(map(len, needles))
-        short = [needle[:_NEEDLE] for needle in needles] if longest > _NEEDLE else needles
+        if longest > NEEDLE:
+            cut = list(map(NEEDLE.__lt__, map(len, needles)))
+            long_shapes = bytearray(shapes)
+            for i in compress(range(len(cut)), cut):
+                long_shapes[i] = 255
+            shapes = bytes(long_shapes)
+            short = [needle[:NEEDLE] for needle in needles]
+        else:
+            short = needles
+        self._shapes = shapes
+        self._prefixes, self._prefix_ids, self._prefix_one = _prefix_ids(prefixes)
         # Needle i stands for rule i. When needles repeat, the automaton is
         # given each once: ``_first`` maps it to its first rule, and rules
         # sharing a needle are chained through ``_next`` (rule -> next rule
-        # with its needle, or -1). Distinct needles (a hostile file's) need
-        # neither array.
+        # with its needle, or -1); ``_needle_of`` maps a rule to its needle.
+        # Distinct needles (a hostile file's) need none of these arrays.
         ids = dict(zip(reversed(short), range(len(short) - 1, -1, -1), strict=True))
         self._first: array[int] | None = None
         self._next: array[int] | None = None
+        self._needle_of: array[int] | None = None
         if len(ids) < len(short):
-            following = array("i", repeat(-1, len(short)))
-            for i, needle in enumerate(short):
-                first = ids[needle]
-                if first != i:
-                    following[i] = following[first]
-                    following[first] = i
+            firsts = list(map(ids.__getitem__, short))
+            following = array("i", [-1]) * len(short)
+            # Only the rules that repeat a needle are chained in Python.
+            for i in compress(range(len(short)), map(int.__ne__, firsts, range(len(short)))):
+                first = firsts[i]
+                following[i] = following[first]
+                following[first] = i
             self._next = following
             # The automaton numbers needles in ``ids`` order: map to rules.
             self._first = array("i", ids.values())
+            number = dict(zip(ids.values(), range(len(ids)), strict=True))
+            self._needle_of = array("i", map(number.__getitem__, firsts))
             short = list(ids)
-        self._overlap = min(longest, _NEEDLE) - 1
+        self._overlap = min(longest, NEEDLE) - 1
         # What the automaton is built again from, once the process-wide
         # cache took it back: one string (normalised needles hold no "\n").
         self._needles = "\n".join(short)
-        # Weighed in the process's cache: the automaton, and the rules read
-        # again and kept beside it (dropped with it).
+        # Weighed in the process's cache: the automaton, and the patterns
+        # read again and kept beside it (dropped with it).
         self._weight = AUTOMATON_BYTES_PER_CHAR * len(self._needles)
-        self._weight += min(len(codes), _CACHED) * _RULE_BYTES
+        self._weight += min(len(codes), _CACHED) * _PATTERN_BYTES
         self._automaton: AhoCorasick | None = None
         # Built on the first check, from these (no need to split the string).
         self._unbuilt: list[str] | None = short
@@ -140,34 +185,34 @@ class Literals:
     def drop_automaton(self) -> None:
         """Called by the process's cache: let the automaton go (built again when needed).
 
-        The rules read again go with it: they are weighed with it.
+        What was read again goes with it: it is weighed with it.
         """
         self._automaton = None
         self._cache = {}
-        self._all = None
+        self._order = None
+        self._split = None
 
     @property
     def has_automaton(self) -> bool:
         return self._automaton is not None
 
-    def _wild(self, rule: int) -> Wild:
-        entry = self._cache.get(rule)
-        if entry is None:
-            entry = self._wild_uncached(rule)
+    def _pattern(self, rule: int) -> Pattern:
+        pattern = self._cache.get(rule)
+        if pattern is None:
+            self.read_again += 1
+            pattern = self._pattern_at(self._codes[rule] >> 1)
             if len(self._cache) >= _CACHED:
                 self._cache.clear()
-            self._cache[rule] = entry
-        return entry
+            self._cache[rule] = pattern
+        return pattern
 
-    def _wild_uncached(self, rule: int) -> Wild:
-        code = self._codes[rule]
-        line = code_line(code)
-        return wild_entry(self._strategy, line, code_allows(code), self._pattern_at(line))
+    def present(self, path: str) -> dict[int, tuple[int, tuple[int, int, int]]] | None:
+        """The needles in ``path``, each with where it was seen last, or ``None`` on a flood.
 
-    def present(self, path: str) -> set[int] | None:
-        """Ids of the needles in ``path``, or ``None`` when they are reported too often."""
+        Where: (start of the piece of path read, (needle, start, end) in that piece).
+        """
         budget = 2 * len(path) + _REPORTS
-        found: set[int] = set()
+        found: dict[int, tuple[int, tuple[int, int, int]]] = {}
         find = self._matcher().find_matches_as_indexes
         overlap = self._overlap
         start = 0
@@ -176,37 +221,137 @@ class Literals:
             budget -= len(matches)
             if budget < 0:
                 return None
-            found.update(map(_FIRST, matches))
+            # Matches come by end: the last of a needle is where it was seen
+            # last. Kept per report in C, then per needle with the piece's start.
+            last = dict(zip(map(_FIRST, matches), matches, strict=True))
+            found.update(zip(last, zip(repeat(start), last.values(), strict=False), strict=True))
             start += _CHUNK
             if start + overlap >= len(path):
                 return found
 
-    def _everything(self) -> list[Wild]:
-        everything = self._all
-        if everything is None:
-            everything = sorted(map(self._wild_uncached, range(len(self._codes))), key=_FIRST)
-            if self._automaton is not None:
-                # Kept while the automaton is: weighed with it.
-                self._all = everything
-                automata.admit(self, self._weight + len(everything) * _RULE_BYTES, built=False)
-        return everything
+    def _prefixed(self, path: str) -> set[int] | None:
+        """Ids of the prefixes ``path`` starts with; ``None``: every rule's prefix is a root one."""
+        prefixes = self._prefixes
+        if prefixes is None:
+            return None
+        return {ROOT, SLASH, *prefixes.all(path)}
 
     def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
         """The best-ranked matching rule, if it ranks above ``best``."""
         found = self.present(path)
         if found is None:
-            return scan_checked(self._everything(), path, best_rank, best)
+            return self._scan_all(path, best_rank, best)
         if not found:
             return best_rank, best
         first, following = self._first, self._next
         if first is None or following is None:
-            candidates = list(map(self._wild, found))
+            candidates = list(found)
         else:
             candidates = []
             for needle in found:
                 rule = first[needle]
                 while rule >= 0:
-                    candidates.append(self._wild(rule))
+                    candidates.append(rule)
                     rule = following[rule]
-        candidates.sort(key=_FIRST)
-        return scan_checked(candidates, path, best_rank, best)
+        prefixed, prefix_ids = self._prefixed(path), self._prefix_ids
+        if prefixed is not None:
+            # A rule whose prefix the path lacks is out, with no call per rule.
+            if prefix_ids is None:
+                candidates = candidates if self._prefix_one in prefixed else []
+            else:
+                keep = map(prefixed.__contains__, map(prefix_ids.__getitem__, candidates))
+                candidates = list(compress(candidates, keep))
+        if not candidates:
+            return best_rank, best
+        # Ranked in one comprehension (the strategy's), sorted in C.
+        codes, priorities = self._codes, self._priorities
+        ranks = self._strategy.ranks(
+            list(map(codes.__getitem__, candidates)), list(map(priorities.__getitem__, candidates))
+        )
+        ranked = sorted(zip(ranks, candidates, strict=True)) if len(candidates) > 1 else None
+        shapes, needle_of, size = self._shapes, self._needle_of, len(path)
+        for rank, rule in ranked or zip(ranks, candidates, strict=True):
+            if rank >= best_rank:
+                break
+            where, (_, start, end) = found[rule if needle_of is None else needle_of[rule]]
+            start += where
+            offset = self._offset(rule)
+            if start < offset:
+                continue  # seen last before the prefix's end: nowhere after it
+            shape = shapes[rule]
+            if shape == FIND or (shape == ENDS and where + end == size):
+                return rank, self._codes[rule]
+            if shape not in (FIND, ENDS) and self._pattern(rule).matches(path):
+                return rank, self._codes[rule]
+        return best_rank, best
+
+    def _offset(self, rule: int) -> int:
+        """Length of the rule's prefix: where its needle may start in a path."""
+        ids = self._prefix_ids
+        prefix = self._prefix_one if ids is None else ids[rule]
+        if prefix < 0:
+            return prefix - ROOT  # "" or "/"
+        prefixes = self._prefixes
+        return 0 if prefixes is None else len(prefixes.items[prefix])
+
+    def _scan_all(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
+        """Every rule in rank order, when the automaton reports too often (see the class)."""
+        order, needles = self._order, self._split
+        if order is None or needles is None:
+            ranks = self._strategy.ranks(self._codes, self._priorities)
+            order = array("i", sorted(range(len(ranks)), key=ranks.__getitem__))
+            del ranks
+            needles = self._needles.split("\n")
+            if self._automaton is not None:
+                # Kept while the automaton is: weighed with it.
+                self._order, self._split = order, needles
+                extra = 4 * len(order) + 64 * len(needles) + 2 * len(self._needles)
+                automata.admit(self, self._weight + extra, built=False)
+        return self.try_in_order(order, path, best_rank, best, needles)
+
+    def try_in_order(
+        self, rules: Iterable[int], path: str, best_rank: int, best: int, needles: list[str]
+    ) -> tuple[int, int]:
+        """The first of ``rules`` (in rank order) that matches, if it ranks above ``best``."""
+        shapes, needle_of = self._shapes, self._needle_of
+        codes, priorities, rank_of = self._codes, self._priorities, self._strategy.rank
+        prefixed, prefix_ids, one = self._prefixed(path), self._prefix_ids, self._prefix_one
+        for rule in rules:
+            code = codes[rule]
+            rank = rank_of(code >> 1, bool(code & 1), priorities[rule])
+            if rank >= best_rank:
+                break
+            if (
+                prefixed is not None
+                and (one if prefix_ids is None else prefix_ids[rule]) not in prefixed
+            ):
+                continue
+            shape = shapes[rule]
+            if shape == FIND:
+                piece = needles[rule if needle_of is None else needle_of[rule]]
+                matched = path.find(piece, self._offset(rule)) >= 0
+            elif shape == ENDS:
+                piece = needles[rule if needle_of is None else needle_of[rule]]
+                matched = path.endswith(piece) and len(path) - len(piece) >= self._offset(rule)
+            else:
+                matched = self._pattern(rule).matches(path)
+            if matched:
+                return rank, self._codes[rule]
+        return best_rank, best
+
+
+def _prefix_ids(
+    prefixes: list[str],
+) -> tuple[PrefixSet[str] | None, array[int] | None, int]:
+    """The distinct prefixes other than ``""`` and ``/``, and each rule's prefix id.
+
+    When every rule has the same prefix, no array: that one id.
+    """
+    distinct = set(prefixes)
+    roots = {"": ROOT, "/": SLASH}
+    items = sorted(distinct - roots.keys())
+    roots.update(zip(items, range(len(items)), strict=True))
+    found = PrefixSet(items) if items else None
+    if len(distinct) == 1:
+        return found, None, roots[prefixes[0]]
+    return found, array("i", map(roots.__getitem__, prefixes)), SLASH

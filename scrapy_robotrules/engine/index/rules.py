@@ -13,13 +13,13 @@ import operator
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from itertools import compress
+from itertools import compress, repeat
 
 from ..patterns import Pattern
 from ..precedence import NO_RANK, NO_RULE, PlainRules, PrecedenceStrategy, rule_code
 from .literals import AUTOMATON_MIN, Literals
 from .prefixes import PrefixSet
-from .wildcards import Bucketed, StarRules, WildRule
+from .wildcards import ENDS, FIND, Bucketed, StarRules, WildRule, shape_of
 
 __all__ = ["RuleIndex"]
 
@@ -66,14 +66,35 @@ class RuleIndex:
         if len(with_needle) + needled >= AUTOMATON_MIN:
             needles = [pattern.needle for _, _, pattern in with_needle]
             codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in with_needle])
+            priorities = [pattern.priority for _, _, pattern in with_needle]
+            shapes = bytearray(shape_of(pattern)[0] for _, _, pattern in with_needle)
+            starts = [pattern.prefix for _, _, pattern in with_needle]
             rest = []
             for group in stars:
-                needles += map(bytes.decode, filter(None, group.pieces))
+                pieces = group.pieces
+                needles += map(bytes.decode, filter(None, pieces))
                 # rule_code (line * 2 + allow), in C: no Python call per rule.
-                doubled = map((2).__mul__, compress(group.lines, group.pieces))
-                codes.extend(map(int.__add__, doubled, compress(group.allows, group.pieces)))
+                doubled = map((2).__mul__, compress(group.lines, pieces))
+                codes.extend(map(int.__add__, doubled, compress(group.allows, pieces)))
+                # Priority: the pattern's length, "*" and "$" counting one.
+                anchors = list(compress(group.anchors, pieces))
+                lengths = map(len, filter(None, pieces))
+                heads = set(group.prefixes)
+                kinds = set(anchors)
+                if len(heads) == 1 and len(kinds) == 1:
+                    # One text before the star, one anchor (a hostile file's
+                    # many rules): the same for every rule, added in C.
+                    head, anchor = next(iter(heads)), next(iter(kinds))
+                    priorities += map((len(head) + 1 + len(anchor)).__add__, lengths)
+                    starts += repeat(head.decode(), len(anchors))
+                    shapes += bytes([ENDS if anchor else FIND]) * len(anchors)
+                else:
+                    more = map(len, map(bytes.__add__, compress(group.prefixes, pieces), anchors))
+                    priorities += map((1).__add__, map(int.__add__, lengths, more))
+                    starts += map(bytes.decode, compress(group.prefixes, pieces))
+                    shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
                 if needled < starred:
-                    empty = list(map(operator.not_, group.pieces))
+                    empty = list(map(operator.not_, pieces))
                     rest.append(
                         StarRules(
                             list(compress(group.lines, empty)),
@@ -84,7 +105,15 @@ class RuleIndex:
                             list(compress(group.anchors, empty)),
                         )
                     )
-            self._literals = Literals(strategy, needles, codes, pattern_at)
+            self._literals = Literals(
+                needles,
+                codes,
+                strategy=strategy,
+                priorities=priorities,
+                shapes=bytes(shapes),
+                prefixes=starts,
+                pattern_at=pattern_at,
+            )
             wild = [rule for rule in wild if not rule[2].needle]
             stars = rest
         if wild or any(group.lines for group in stars):
