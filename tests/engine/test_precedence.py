@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_robotrules import RobotRules, RobotsTxt
+from scrapy_robotrules.engine.precedence import rule_code, strategy_for
 
 MODES = ("most-specific", "first-match", "allow-first")
 
@@ -103,3 +104,20 @@ def test_unknown_mode_is_a_clear_error(bad: str) -> None:
 def test_unknown_agent_match_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="'token', 'substring'"):
         RobotsTxt.parse("").allowed("/", "bot", agent_match="exact")
+
+
+@pytest.mark.parametrize("mode", ["most-specific", "first-match", "allow-first"])
+def test_ranks_in_bulk_are_the_ranks_one_by_one(mode: str) -> None:
+    # A large file's index ranks its found rules with ranks(); each strategy
+    # writes it apart from rank() for speed, so the two must agree.
+    strategy = strategy_for(mode)
+    rules = [
+        (line, allow, priority)
+        for line in (1, 2, 999_999)
+        for allow in (False, True)
+        for priority in (0, 1, 7, 500_000)
+    ]
+    codes = [rule_code(line, allow) for line, allow, _ in rules]
+    priorities = [priority for _, _, priority in rules]
+    expected = [strategy.rank(line, allow, priority) for line, allow, priority in rules]
+    assert list(strategy.ranks(codes, priorities)) == expected
