@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -480,3 +481,31 @@ class TestCredentials:
                 assert not any(secret in name for name in events), events
             assert "***" in message
             assert "***" in store.backend.name
+
+
+def test_a_sqlite_file_being_set_up_by_another_crawler_is_opened_once_it_is_ready(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Several crawlers opening a new file at once: one switches it to WAL,
+    # and another may be refused at once ("database is locked") instead of
+    # waiting. A CI run saw it with four processes on a loaded machine.
+    from scrapy_robotrules.engine.stores import sqlite as sqlite_store
+
+    prepare = sqlite_store._prepare
+    refusals = [sqlite3.OperationalError("database is locked")] * 2
+
+    def busy_at_first(db: sqlite3.Connection) -> None:
+        if refusals:
+            raise refusals.pop()
+        prepare(db)
+
+    monkeypatch.setattr(sqlite_store, "_prepare", busy_at_first)
+    backend = SQLiteBackend(str(tmp_path / "robots.db"), timeout=5.0)
+    assert backend.reserve(ORIGIN, 10.0) == 0
+    assert not refusals
+    backend.close()
+    # Past the timeout, it is a store error, as before.
+    refusals[:] = [sqlite3.OperationalError("database is locked")] * 1000
+    late = SQLiteBackend(str(tmp_path / "other.db"), timeout=0.05)
+    with pytest.raises(StoreError, match="locked"):
+        late.reserve(ORIGIN, 10.0)

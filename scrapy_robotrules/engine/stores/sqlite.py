@@ -50,6 +50,18 @@ _PURGE_EVERY = 1000
 """Saves between two purges of expired records, paces and leases."""
 
 
+_RETRY_OPEN = 0.01
+"""Seconds between tries to open a file another crawler is setting up."""
+
+
+def _prepare(db: sqlite3.Connection) -> None:
+    """WAL (once per file: it stays so), then the tables."""
+    if str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+        db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.executescript(_SCHEMA)
+
+
 class SQLiteBackend:
     """Records, leases and paces in the SQLite file at ``path`` (created if missing)."""
 
@@ -65,14 +77,25 @@ class SQLiteBackend:
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
-            try:
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-                db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                db.executescript(_SCHEMA)
-            except (OSError, sqlite3.Error) as exc:
-                raise StoreError(f"{self.name}: {exc}") from exc
+            deadline = time.monotonic() + self.timeout
+            while True:
+                db = None
+                try:
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                    db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+                    _prepare(db)
+                    break
+                except sqlite3.OperationalError as exc:
+                    # Crawlers opening a new file at once: the switch to WAL can
+                    # be refused at once rather than waited for. Tried again
+                    # until the timeout has passed.
+                    if db is not None:
+                        db.close()
+                    if time.monotonic() >= deadline:
+                        raise StoreError(f"{self.name}: {exc}") from exc
+                    time.sleep(_RETRY_OPEN)
+                except (OSError, sqlite3.Error) as exc:
+                    raise StoreError(f"{self.name}: {exc}") from exc
             self._db = db
         return self._db
 
