@@ -17,7 +17,6 @@ from typing import NamedTuple
 
 from ..patterns import Pattern
 from ..precedence import PrecedenceStrategy, rule_code
-from .prefixes import PrefixSet
 
 __all__ = [
     "ALWAYS",
@@ -118,22 +117,36 @@ def scan_checked(rules: Iterable[Wild], path: str, best_rank: int, best: int) ->
     return best_rank, best
 
 
+def _parents(keys: list[str]) -> list[int]:
+    """For each of the sorted ``keys``, the index of its longest proper prefix among them, or -1."""
+    parents: list[int] = []
+    chain: list[int] = []  # the keys before this one that are prefixes of the last
+    for i, key in enumerate(keys):
+        while chain and not key.startswith(keys[chain[-1]]):
+            chain.pop()
+        parents.append(chain[-1] if chain else -1)
+        chain.append(i)
+    return parents
+
+
 class Bucketed:
     """Wildcard rules bucketed by the literal text before their first ``*``, as flat arrays.
 
     Rows are sorted by (bucket, rank); a row is a rank, a shape, a piece,
     the prefix's length and a rule code, in parallel arrays: no object per
-    rule but its piece (and a pattern for the rare ``GENERAL``).
+    rule but its piece (and a pattern for the rare ``GENERAL``). Rules
+    written ``/*...`` or ``*...`` are the bucket of key ``""``, which every
+    path starts with: the last of every path's chain.
     """
 
     __slots__ = (
         "_codes",
         "_general",
+        "_keys",
         "_offsets",
+        "_parents",
         "_pieces",
         "_ranks",
-        "_root",
-        "_set",
         "_shapes",
         "_starts",
     )
@@ -163,7 +176,7 @@ class Bucketed:
             shape, piece = shape_of(pattern)
             prefix = pattern.prefix
             # Every normalised path starts with "/": the "" and "/" buckets
-            # always apply, so they are one, tried first without a lookup.
+            # always apply, so they are one.
             key = "" if prefix in ("", "/") else prefix
             rank = rank_of(line, allow, pattern.priority)
             several = pattern if shape == GENERAL else None
@@ -177,46 +190,47 @@ class Bucketed:
         general = {i: kept for i, row in enumerate(rows) if (kept := row[6]) is not None}
         self._general: dict[int, Pattern] | None = general or None
         keys = list(map(_FIRST, rows))
-        self._root = bisect_right(keys, "")
-        self._set: PrefixSet[str] | None = None
-        self._starts: array[int] | None = None
-        if self._root < len(keys):
-            prefixes = sorted(set(keys[self._root :]))
-            self._set = PrefixSet(prefixes)
-            self._starts = array("i", [bisect_left(keys, p) for p in prefixes])
-            self._starts.append(len(keys))
+        # Each bucket's key, where its rows start (and, one more, where the
+        # last ends), and its parent: the bucket of its longest proper prefix.
+        self._keys = sorted(set(keys))
+        self._starts = array("i", [bisect_left(keys, key) for key in self._keys])
+        self._starts.append(len(keys))
+        self._parents = array("i", _parents(self._keys))
 
     def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
-        if self._root:
-            best_rank, best = self._scan(0, self._root, path, best_rank, best)
-        starts = self._starts
-        if starts is not None and self._set is not None:
-            for bucket in self._set.all(path):
-                best_rank, best = self._scan(
-                    starts[bucket], starts[bucket + 1], path, best_rank, best
-                )
-        return best_rank, best
+        """The best matching rule of every bucket ``path`` starts with, if it ranks above ``best``.
 
-    def _scan(self, start: int, end: int, path: str, best_rank: int, best: int) -> tuple[int, int]:
-        """The bucket's first matching rule in rank order, if it ranks above ``best``."""
-        ranks, shapes, pieces, offsets = self._ranks, self._shapes, self._pieces, self._offsets
-        for i in range(start, end):
-            rank = ranks[i]
-            if rank >= best_rank:
+        Those buckets are all on one chain of parents, from the greatest key
+        not above the path (see :class:`.PrefixSet`). In a bucket, the rows
+        that could still rank above the best found are cut by one bisection
+        and tried in rank order: the first match is the bucket's best.
+        """
+        keys, parents, starts, ranks = self._keys, self._parents, self._starts, self._ranks
+        shapes, pieces, offsets = self._shapes, self._pieces, self._offsets
+        b = bisect_right(keys, path) - 1
+        while b >= 0:
+            if not path.startswith(keys[b]):
+                b = parents[b]
+                continue
+            start = starts[b]
+            stop = bisect_left(ranks, best_rank, start, starts[b + 1])
+            b = parents[b]
+            for i in range(start, stop):
+                shape = shapes[i]
+                if shape == FIND:
+                    if path.find(pieces[i], offsets[i]) < 0:
+                        continue
+                elif shape == ENDS:
+                    piece = pieces[i]
+                    if not path.endswith(piece) or len(path) - len(piece) < offsets[i]:
+                        continue
+                elif shape == EXACT:
+                    if len(path) != offsets[i]:
+                        continue
+                elif shape != ALWAYS:
+                    general = self._general
+                    if general is None or pieces[i] not in path or not general[i].matches(path):
+                        continue
+                best_rank, best = ranks[i], self._codes[i]
                 break
-            shape = shapes[i]
-            if shape == FIND:
-                found = path.find(pieces[i], offsets[i]) >= 0
-            elif shape == ENDS:
-                piece = pieces[i]
-                found = path.endswith(piece) and len(path) - len(piece) >= offsets[i]
-            elif shape == ALWAYS:
-                found = True
-            elif shape == EXACT:
-                found = len(path) == offsets[i]
-            else:
-                general = self._general
-                found = pieces[i] in path and general is not None and general[i].matches(path)
-            if found:
-                return rank, self._codes[i]
         return best_rank, best
