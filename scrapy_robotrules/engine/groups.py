@@ -86,31 +86,41 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
         return GroupRules(([], []), ([], []), [], StarRules([], [], [], [], [], []))
     lines = range(body_line, body_line + count)
     # A column holds None where a line took another branch of the pattern;
-    # the first eight are only read where their branch's key column (or
-    # value itself) is set, so as bytes. Of value and value2, one is set.
-    (disallows, allows, star_keys, prefixes, stars, pieces, anchors, keys) = cast(
-        "list[list[bytes]]", [columns[field::stride] for field in range(1, stride - 2)]
+    # those of the plain values are taken whole (they are most lines). The
+    # star rules' columns and the general values are only gathered at the
+    # lines whose key column is set (few, most often none): a strided copy
+    # of a column costs a pass over every line of the group.
+    disallows, allows, star_keys, keys = cast(
+        "list[list[bytes | None]]", [columns[field::stride] for field in (1, 2, 3, 8)]
     )
-    values, values2 = columns[stride - 2 :: stride], columns[stride - 1 :: stride]
     # Rule codes (line * 2 + allow) straight from ranges, in C.
     first, end = body_line * 2, (body_line + count) * 2
-    disallow_values: list[bytes] = list(compress(disallows, disallows))
+    disallow_values = cast("list[bytes]", list(filter(None, disallows)))
     disallow_codes: list[int] = list(compress(range(first, end, 2), disallows))
-    allow_values: list[bytes] = list(compress(allows, allows))
+    allow_values = cast("list[bytes]", list(filter(None, allows)))
     allow_codes: list[int] = list(compress(range(first + 1, end, 2), allows))
     wild: list[WildRule] = []
-    starred = StarRules(
-        list(compress(lines, star_keys)),
-        # Whether each allows: its key starts with "a" or "A" (in C).
-        list(map(b"aA".__contains__, map(_FIRST, compress(star_keys, star_keys)))),
-        list(compress(prefixes, star_keys)),
-        list(compress(stars, star_keys)),
-        list(compress(pieces, star_keys)),
-        list(compress(anchors, star_keys)),
-    )
-    rest: list[list[Any]] = [
-        list(compress(column, keys)) for column in (lines, keys, values, values2)
-    ]
+    if any(star_keys):
+        # The groups of a star rule follow its key: (prefix, star, piece, anchor).
+        at = list(compress(range(3, len(columns), stride), star_keys))
+        cut = [list(map(columns.__getitem__, map(k.__add__, at))) for k in (1, 2, 3, 4)]
+        starred = StarRules(
+            list(compress(lines, star_keys)),
+            # Whether each allows: its key starts with "a" or "A" (in C).
+            list(map(b"aA".__contains__, map(_FIRST, filter(None, star_keys)))),
+            *cast("list[list[bytes]]", cut),
+        )
+    else:
+        starred = StarRules([], [], [], [], [], [])
+    rest: list[list[Any]] = [[], [], [], []]
+    if any(keys):
+        # (line, key, value, value2) of the other member lines.
+        at = list(compress(range(8, len(columns), stride), keys))
+        rest = [
+            list(compress(lines, keys)),
+            list(filter(None, keys)),
+            *(list(map(columns.__getitem__, map(k.__add__, at))) for k in (1, 2)),
+        ]
     read_apart = False
     if len(rest[1]) >= _BULK:
         left, read_apart = _read_in_bulk(

@@ -14,8 +14,12 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+import pytest
+
 from scrapy_robotrules import RobotsTxt
+from scrapy_robotrules.engine import groups
 from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.reading import member_columns
 
 
 def python_calls(call: Callable[[], Any]) -> list[str]:
@@ -72,3 +76,37 @@ def test_wildcard_buckets_decide_as_the_patterns_do() -> None:
     }
     for path, allowed in expected.items():
         assert robots.allowed(path, "bot", MOST_SPECIFIC) is allowed, path
+
+
+class Columns(list[bytes | None]):
+    """A group's member columns that count the strided passes taken over them."""
+
+    passes = 0
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            self.passes += 1
+        return super().__getitem__(key)
+
+
+def test_a_group_is_read_in_four_passes_over_its_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The columns of star rules and of other member lines are gathered at
+    # their lines, not copied whole: a pass over a large group costs more
+    # than reading its few such lines.
+    made: list[Columns] = []
+
+    def counted(body: bytes) -> Columns:
+        made.append(Columns(member_columns(body)))
+        return made[-1]
+
+    monkeypatch.setattr(groups, "member_columns", counted)
+    plain = "".join(f"Disallow: /p{i}/\nAllow: /p{i}/ok\n" for i in range(50))
+    mixed = plain + "Disallow: /*.php$\nCrawl-delay: 5\nDisallow: /a/*/b*c\n"
+    for body in (plain, mixed):
+        robots = RobotsTxt.parse("User-agent: *\n" + body)
+        assert not robots.allowed("/p7/x", "bot")
+        assert robots.allowed("/p7/ok", "bot")
+        assert made[-1].passes == 4
+    assert not robots.allowed("/x.php", "bot")
+    assert not robots.allowed("/a/x/by/c", "bot")
+    assert robots.crawl_delay("bot") == 5
