@@ -225,7 +225,8 @@ class RobotsTxt:
             index = self._views.get((agent, precedence, agent_match))
         if index is None:
             index = self._index(agent, precedence, agent_match)
-        if path.startswith(ROBOTS_PATH) and is_robots_path(path):
+        # A slice compared, not startswith(): no call, no arguments parsed.
+        if path[1:2] == "r" and is_robots_path(path):
             return NO_RULE
         return index.decide(path)
 

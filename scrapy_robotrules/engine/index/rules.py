@@ -138,7 +138,11 @@ class RuleIndex:
             # plain.longest(), inlined: the hot path of every check.
             text = path.encode()  # normalised: ASCII, as the prefixes
             i = bisect_right(prefixes, text) - 1
-            while i >= 0 and not text.startswith(prefixes[i]):
+            while i >= 0:
+                prefix = prefixes[i]
+                # A slice compared, not startswith(): no arguments parsed.
+                if text[: len(prefix)] == prefix:
+                    break
                 i = plain.parent(i)
             if self._longest_only:
                 # What best_plain() would answer, without a rank.

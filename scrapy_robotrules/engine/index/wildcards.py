@@ -209,7 +209,8 @@ class Bucketed:
         shapes, pieces, offsets = self._shapes, self._pieces, self._offsets
         b = bisect_right(keys, path) - 1
         while b >= 0:
-            if not path.startswith(keys[b]):
+            key = keys[b]
+            if path[: len(key)] != key:
                 b = parents[b]
                 continue
             start = starts[b]
