@@ -14,11 +14,13 @@ from __future__ import annotations
 import functools
 import re
 from array import array
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import compress
 from urllib.parse import urljoin
 
-from .agents import TOKEN, check_agent_match, group_token, select
-from .decision import ROBOTS_PATH, Decision, is_robots_path
+from .agents import TOKEN, WILDCARD, check_agent_match, group_token, product_token, select
+from .decision import Decision, is_robots_path
 from .directives import RequestRate, UtcWindow
 from .groups import AgentLine, Extras, Group, read_rules
 from .index import RuleIndex
@@ -41,6 +43,8 @@ _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
 _MAX_VIEWS = 64
 _MAX_SHOWN = 32
 _KEYS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+# A crawler asks every file with the same agent string or two.
+_product_token = functools.lru_cache(maxsize=_MAX_VIEWS)(product_token)
 WEIGHT_BASE = 2048
 WEIGHT_PER_BYTE = 20
 
@@ -177,7 +181,22 @@ class RobotsTxt:
     # Deciding.
 
     def _selected(self, agent: str, agent_match: str) -> tuple[int, ...]:
-        return select(self._tokens(), agent, check_agent_match(agent_match))
+        """The groups that apply to ``agent``, as :func:`.select` says.
+
+        In ``token`` style (nearly every crawler), found from the flat
+        ``User-agent`` columns: no tuple of tokens made per group.
+        """
+        if agent_match != TOKEN:
+            return select(self._tokens(), agent, check_agent_match(agent_match))
+        tokens = list(map(group_token, self._agents))
+        token = _product_token(agent)
+        if not token or token not in tokens:
+            token = WILDCARD
+        at = compress(range(len(tokens)), map(token.__eq__, tokens))
+        # The group of the j-th User-agent line: the first whose end is after j.
+        count = len(self._bodies)
+        ends = self._numbers
+        return tuple(dict.fromkeys([bisect_right(ends, j, count, 2 * count) - count for j in at]))
 
     def _index(self, agent: str, precedence: str, agent_match: str) -> RuleIndex:
         key = _view_key(agent, precedence, agent_match)

@@ -15,9 +15,13 @@ from types import FrameType
 from typing import Any
 
 import pytest
+from helpers.differential import SCALE, robots_documents
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine import groups
+from scrapy_robotrules.engine.agents import select
 from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from scrapy_robotrules.engine.reading import member_columns
 
@@ -110,3 +114,21 @@ def test_a_group_is_read_in_four_passes_over_its_lines(monkeypatch: pytest.Monke
     assert not robots.allowed("/x.php", "bot")
     assert not robots.allowed("/a/x/by/c", "bot")
     assert robots.crawl_delay("bot") == 5
+
+
+def test_groups_are_selected_without_a_call_per_group() -> None:
+    groups = "".join(f"User-agent: bot{i}\nUser-agent: *\nDisallow: /{i}\n\n" for i in range(50))
+    robots = RobotsTxt.parse(groups + "User-agent: examplebot\nDisallow: /\n")
+    for agent, count in (("examplebot/1.0", 1), ("bot7", 1), ("otherbot", 50)):
+        assert len(robots._selected(agent, "token")) == count
+        calls = python_calls(functools.partial(robots._selected, agent, "token"))
+        assert len(calls) <= 2, calls  # the product token, read once per agent
+
+
+@settings(max_examples=200 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(content=robots_documents(), agent=st.sampled_from(["examplebot", "Googlebot/2.1", "", "*"]))
+def test_groups_selected_in_token_style_are_those_select_names(
+    content: str | bytes, agent: str
+) -> None:
+    robots = RobotsTxt.parse(content)
+    assert robots._selected(agent, "token") == select(robots._tokens(), agent, "token")
