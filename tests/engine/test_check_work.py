@@ -9,6 +9,7 @@ The decisions themselves are the differential and conformance tests' to check.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable
 from types import FrameType
@@ -20,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine import groups
+from scrapy_robotrules.engine import groups, reading
 from scrapy_robotrules.engine.agents import select
 from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from scrapy_robotrules.engine.reading import member_columns
@@ -132,3 +133,80 @@ def test_groups_selected_in_token_style_are_those_select_names(
 ) -> None:
     robots = RobotsTxt.parse(content)
     assert robots._selected(agent, "token") == select(robots._tokens(), agent, "token")
+
+
+class Path(str):
+    """A path that counts the calls made to search it (``in`` is no call)."""
+
+    calls = 0
+
+    def find(self, *args: Any) -> int:
+        type(self).calls += 1
+        return super().find(*args)
+
+    def endswith(self, *args: Any) -> bool:
+        type(self).calls += 1
+        return super().endswith(*args)
+
+
+def test_wildcard_rows_whose_piece_the_path_lacks_cost_no_call() -> None:
+    rules = "".join(f"Disallow: /*word{i}\nDisallow: /a/*.ext{i}$\n" for i in range(20))
+    robots = RobotsTxt.parse("User-agent: *\nDisallow: /*/foo\n" + rules)
+    for mode in PRECEDENCE_MODES:
+        index = robots._index("bot", mode, "token")
+        assert index._wild is not None
+        Path.calls = 0
+        assert index.decide(Path("/a/b/c.html?q=1")) == -1
+        assert Path.calls == 0
+    # The piece must still be found after the prefix: "/foo" holds "/foo"
+    # only where the prefix "/" stands.
+    assert robots.allowed("/foo", "bot")
+    assert not robots.allowed("/x/foo", "bot")
+    assert not robots.allowed("/a/b.ext7", "bot")
+    assert robots.allowed("/a/b.ext7x", "bot")
+
+
+KNOWN_LINE = re.compile(b"\n(?:" + reading._line(tuple(reading._SPELLINGS)) + b")")
+LINES = st.lists(
+    st.sampled_from(
+        [
+            "Disallow: /a",
+            "disallow /x",
+            "  allow:",
+            "# c",
+            "",
+            " \t",
+            "User agent: x",
+            "useragent bot",
+            "<html>",
+            "foo bar",
+            "foo: bar",
+            "Crawl delay 5",
+            "sitemap: x",
+            "host h",
+            "\t#x",
+            "a b c",
+            "user agent x y",
+            "Disallow /a b",
+            "Request-rate: 1/5",
+        ]
+    )
+    | st.text(alphabet=" \t#:abdlow-\x0b", max_size=12),
+    max_size=12,
+)
+
+
+@settings(max_examples=300 * SCALE, deadline=None)
+@given(lines=LINES, cut=st.tuples(st.integers(0, 200), st.integers(0, 200)))
+def test_unknown_lines_are_counted_in_one_pass_as_line_by_line(
+    lines: list[str], cut: tuple[int, int]
+) -> None:
+    buf = "".join("\n" + line for line in lines).encode() + b"\n"
+    start, end = sorted(cut)
+    expected = 0
+    for at in (i for i in range(start, min(end, len(buf))) if buf[i : i + 1] == b"\n"):
+        following = buf.find(b"\n", at + 1)
+        line = buf[at + 1 : min(end, len(buf) if following < 0 else following)]
+        content = line.lstrip(b" \t\v\f")[:1] not in (b"", b"#")
+        expected += content and KNOWN_LINE.match(b"\n" + line) is None
+    assert reading.count_unknown(buf, start, end) == expected

@@ -217,12 +217,17 @@ class Bucketed:
             stop = bisect_left(ranks, best_rank, start, starts[b + 1])
             b = parents[b]
             for i in range(start, stop):
+                piece = pieces[i]
+                # A path lacking a row's piece never matches it (an ALWAYS or
+                # EXACT row's piece is empty): the "in" operator turns most
+                # rows away without a call.
+                if piece not in path:
+                    continue
                 shape = shapes[i]
                 if shape == FIND:
-                    if path.find(pieces[i], offsets[i]) < 0:
+                    if offsets[i] and path.find(piece, offsets[i]) < 0:
                         continue
                 elif shape == ENDS:
-                    piece = pieces[i]
                     if not path.endswith(piece) or len(path) - len(piece) < offsets[i]:
                         continue
                 elif shape == EXACT:
@@ -230,7 +235,7 @@ class Bucketed:
                         continue
                 elif shape != ALWAYS:
                     general = self._general
-                    if general is None or pieces[i] not in path or not general[i].matches(path):
+                    if general is None or not general[i].matches(path):
                         continue
                 best_rank, best = ranks[i], self._codes[i]
                 break
