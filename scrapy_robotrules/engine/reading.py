@@ -79,13 +79,15 @@ def _trie(words: list[bytes]) -> bytes:
     return b"(?:" + b"|".join(branches) + (b")?" if optional else b")")
 
 
-def _line(names: tuple[str, ...]) -> bytes:
+def _line(names: tuple[str, ...], *, groups: bool = True) -> bytes:
     """The pattern of one line whose key is one of ``names`` (after its ``\\n``).
 
     ``key: value`` (the key is all before the first colon) or exactly two
     words with no colon anywhere: ``key value``. Group 1 is the key, group 2
-    (colon) or 3 (two words) the value, trailing blanks still on it.
+    (colon) or 3 (two words) the value, trailing blanks still on it; none
+    without ``groups``.
     """
+    group = b"(" if groups else b"(?:"
     spellings = [s.encode() for n in names for s in _SPELLINGS[n]]
     firsts = sorted({s[:1] for s in spellings})
     # A spelled-out space makes three words of the colon-less form.
@@ -95,10 +97,10 @@ def _line(names: tuple[str, ...]) -> bytes:
     # Case is ignored in the key only: a pattern-wide IGNORECASE would fold
     # every character of every value the engine looks at, several times over.
     return (
-        b"(?=" + _WS + b"*(?i:[" + b"".join(firsts) + b"]))" + _WS + b"*((?i:" + _trie(spellings)
-        + b"))"
-        + b"(?:" + _WS + b"*:" + _WS + b"*([^#\n]*)"
-        + b"|" + two_words + _WS + b"+([^ \t\v\f\n#:]+)" + _WS + b"*(?![^#\n]))"
+        b"(?=" + _WS + b"*(?i:[" + b"".join(firsts) + b"]))" + _WS + b"*" + group + b"(?i:"
+        + _trie(spellings) + b"))"
+        + b"(?:" + _WS + b"*:" + _WS + b"*" + group + b"[^#\n]*)"
+        + b"|" + two_words + _WS + b"+" + group + b"[^ \t\v\f\n#:]+)" + _WS + b"*(?![^#\n]))"
     )  # fmt: skip
 
 
@@ -117,7 +119,11 @@ _MEMBER_LINES = _lines(_MEMBERS)
 _EXTRA_LINES = _lines(("crawl-delay", "request-rate", "visit-time"))
 # The lines that end a group's run of User-agent lines (SPEC 2).
 _RULE_LINES = _lines(("allow", "disallow"))
-_KNOWN_LINES = _lines(tuple(_SPELLINGS))
+# A line with content and no known key, matched as its "\n" alone: one
+# pass, and nothing made per line but the list's slot.
+_UNKNOWN_LINES = re.compile(
+    b"\n(?=" + _WS + b"*[^ \t\v\f\n#])(?!" + _line(tuple(_SPELLINGS), groups=False) + b")"
+)
 # File structure in one scan: User-agent lines, and the file-wide Sitemap and
 # Host lines that may stand anywhere.
 _OUTLINE_LINES = _lines(("user-agent", "sitemap", "host"))
@@ -201,7 +207,7 @@ def count_unknown(buf: bytes, start: int = 0, end: int | None = None) -> int:
     end = len(buf) if end is None else end
     if start >= end:
         return 0
-    return len(_CONTENT_LINES.findall(buf, start, end)) - len(_KNOWN_LINES.findall(buf, start, end))
+    return len(_UNKNOWN_LINES.findall(buf, start, end))
 
 
 def read_layout(data: bytes) -> FileLayout:
