@@ -7,8 +7,9 @@ literal runs, ``$`` variants) checked against a path of ``--length``
 characters (100,000 by default). The time per check is the best of several
 repeats, on a file whose groups are already read (the first check of a
 file, which reads its rules, is shown apart). Targets: no check slower than
-1 ms at 100,000 characters; the 500 KiB file of wildcard rules parsed in
-under 0.5 s.
+1 ms at 100,000 characters; the 500 KiB file of wildcard rules (several
+stars each) parsed in under 0.5 s, and its first check (which reads its
+rules) at most 50 ms, as for the files below.
 
 Then files of about 500 KiB made of many wildcard rules (issue 12: distinct
 literals, shared prefixes, ``$``, escapes, non-ASCII, and literals nested as
@@ -371,8 +372,12 @@ def main() -> int:
     long = best_time(lambda: robots.allowed(long_path, "bot"), repeat=3)
     verdict = "PASS" if parse <= PARSE_TARGET else "FAIL"
     print(f"500 KiB file of {rules:,} wildcard rules for one agent:")
-    print(f"  parse                         {parse * 1e3:9.1f} ms  (target 500 ms) {verdict}")
-    print(f"  first check (reads the rules) {first * 1e3:9.1f} ms")
+    print(f"  parse                         {parse * 1e3:9.1f} ms  (target 500 ms)  {verdict}")
+    first_verdict = "PASS" if first <= FIRST_TARGET else "FAIL"
+    print(
+        f"  first check (reads the rules) {first * 1e3:9.1f} ms  "
+        f"(target {FIRST_TARGET * 1e3:.0f} ms) {first_verdict}"
+    )
     print(f"  check, short path             {short * 1e3:9.3f} ms")
     print(f"  check, {length:,}-char path    {long * 1e3:9.1f} ms")
     if not args.no_families:

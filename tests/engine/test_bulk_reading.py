@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from helpers.differential import ROBOTS_URLS, SCALE, check_document, rule_values, urls_near
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
@@ -82,6 +82,7 @@ cut_values = st.builds(
 
 @settings(max_examples=300 * SCALE, deadline=None)
 @given(values=st.lists(cut_values, min_size=1, max_size=12))
+@example(values=["/a" + "*b" * 20 + "$", "/" + "*%7e" * 18, "/*a" * 17, "/*" * 20 + "é$"])
 def test_values_cut_in_bulk_mean_what_each_alone_means(values: list[str]) -> None:
     body = "".join(f"\nDisallow: {value}" for value in values).encode("utf-8", "surrogateescape")
     columns = member_columns(body)
