@@ -8,7 +8,6 @@ test fails on the built-in side, and this file needs updating.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from helpers.crawling import (
     run_spider,
 )
 from helpers.mockserver import MockServer, Reply
+from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
 from helpers.variants import BUILTIN, OURS, TimedSpider, robots_log
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
@@ -192,14 +192,8 @@ async def test_4_only_the_product_token_is_matched(mockserver: MockServer) -> No
 async def test_5_crawl_delay_is_applied(mockserver: MockServer) -> None:
     mockserver.set_robots("slow.test", Reply(body=b"User-agent: *\nCrawl-delay: 0.5\n"))
     urls = [mockserver.url("slow.test", f"/{n}") for n in range(3)]
-    settings = {"DOWNLOAD_DELAY_JITTER": 0}
-
-    def spacing() -> float:
-        pages = [r for r in mockserver.requests_for("slow.test") if r.path != "/robots.txt"]
-        mockserver.requests.clear()
-        return min(b.time - a.time for a, b in itertools.pairwise(pages))
-
-    await run_spider(RecordingSpider, {**BUILTIN, **settings}, start_urls=urls)
-    assert spacing() < 0.2
-    await run_spider(RecordingSpider, {**OURS, **settings}, start_urls=urls)
-    assert spacing() >= 0.45
+    settings = {"DOWNLOAD_DELAY_JITTER": 0, **SLOT_LOG}
+    builtin = await run_spider(RecordingSpider, {**BUILTIN, **settings}, start_urls=urls)
+    assert {page.delay for page in pages_released(builtin.crawler, "slow.test")} == {0.0}
+    ours = await run_spider(RecordingSpider, {**OURS, **settings}, start_urls=urls)
+    assert_released_apart(pages_released(ours.crawler, "slow.test"), 0.5)

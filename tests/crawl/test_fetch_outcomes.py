@@ -86,7 +86,8 @@ async def test_429_and_5xx_hold_requests_until_robots_txt_answers(
     assert result.ignored == [urls[1]]
     fetches = robots_log(mockserver, "busy.test")
     assert len(fetches) == 3
-    # Back-off: 0.2 s, then 0.4 s (ROBOTRULES_RETRY_DELAY doubling).
+    # Back-off: 0.2 s, then 0.4 s (ROBOTRULES_RETRY_DELAY doubling). Lower
+    # bounds by cause: each wait starts once the fetch before was answered.
     first, second = gaps(fetches)
     assert first >= 0.18
     assert second >= 0.38

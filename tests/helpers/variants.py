@@ -51,6 +51,12 @@ def robots_log(mockserver: MockServer, host: str) -> list[RequestRecord]:
 
 
 def gaps(records: Sequence[RequestRecord]) -> list[float]:
+    """Seconds between consecutive arrivals at the server.
+
+    Only for lower bounds that hold by cause (a retry timed from the answer
+    to the fetch before); pacing is checked on the download slot
+    (``helpers.slots``), since a late arrival shortens the next gap.
+    """
     return [later.time - earlier.time for earlier, later in itertools.pairwise(records)]
 
 
