@@ -21,6 +21,7 @@ from helpers.mockserver import MockServer, Reply
 from helpers.variants import (
     OURS,
     PRIVATE,
+    ChainSpider,
     TimedSpider,
     gaps,
     paths,
@@ -256,14 +257,10 @@ async def test_the_cache_keeps_at_most_robotrules_cache_size_origins(
     mockserver: MockServer,
 ) -> None:
     url = mockserver.url
-    plan = [
-        (0, url("a.test", "/1")),
-        (0.2, url("b.test", "/1")),
-        (0.2, url("c.test", "/1")),
-        (0.2, url("a.test", "/2")),
-    ]
+    # Each once the one before was answered: c.test's rules came in before a.test/2.
+    chain = [url("a.test", "/1"), url("b.test", "/1"), url("c.test", "/1"), url("a.test", "/2")]
     settings = {**OURS, "ROBOTRULES_CACHE_SIZE": 2}
-    result = await run_spider(TimedSpider, settings, plan=plan)
+    result = await run_spider(ChainSpider, settings, chain=chain)
     assert len(result.crawled) == 4
     assert len(robots_log(mockserver, "a.test")) == 2
     assert stat(result, "evicted") >= 1
