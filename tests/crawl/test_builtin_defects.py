@@ -23,7 +23,7 @@ from helpers.crawling import (
 )
 from helpers.mockserver import MockServer, Reply
 from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
-from helpers.variants import BUILTIN, OURS, TimedSpider, robots_log
+from helpers.variants import BUILTIN, OURS, ChainSpider, TimedSpider, robots_log
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
@@ -174,11 +174,11 @@ async def test_3_http_rules_do_not_apply_to_https(mockserver: MockServer) -> Non
     mockserver.set_robots("site.test", Reply(body=b"User-agent: *\nDisallow: /account\n"))
     plain = mockserver.url("site.test", "/")
     secure = f"https://site.test:{mockserver.port}/account"
-    plan = [(0, plain), (0.3, secure)]
+    chain = [plain, secure]  # secure once plain was answered: its rules are in
     settings = {"ROBOTRULES_UNREACHABLE_TIMEOUT": 0.3}
-    builtin = await run_spider(TimedSpider, {**BUILTIN, **settings}, plan=plan)
+    builtin = await run_spider(ChainSpider, {**BUILTIN, **settings}, chain=chain)
     assert [(u, str(e)) for u, e in builtin.failures] == [(secure, "Forbidden by robots.txt")]
-    ours = await run_spider(TimedSpider, {**OURS, **settings}, plan=plan)
+    ours = await run_spider(ChainSpider, {**OURS, **settings}, chain=chain)
     # https://site.test has its own robots.txt, which cannot be fetched here
     # (the server speaks plain HTTP): no http rule decides for it.
     ((url, exc),) = ours.failures
