@@ -6,9 +6,11 @@ Each case is a robots.txt built to make matchers slow (many ``*``, long
 literal runs, ``$`` variants) checked against a path of ``--length``
 characters (100,000 by default). The time per check is the best of several
 repeats, on a file whose groups are already read (the first check of a
-file, which reads its rules, is shown apart). Targets: no check slower than
-1 ms at 100,000 characters; the 500 KiB file of wildcard rules parsed in
-under 0.5 s.
+file, which reads its rules, is shown apart: the best of three, each on a
+freshly parsed file). Targets: no check slower than
+1 ms at 100,000 characters; the 500 KiB file of wildcard rules (several
+stars each) parsed in under 0.5 s, and its first check (which reads its
+rules) at most 50 ms, as for the files below.
 
 Then files of about 500 KiB made of many wildcard rules (issue 12: distinct
 literals, shared prefixes, ``$``, escapes, non-ASCII, and literals nested as
@@ -73,6 +75,18 @@ def best_time(call: Callable[[], object], repeat: int = 7) -> float:
     for _ in range(repeat):
         started = time.perf_counter()
         call()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def first_check(body: bytes, mode: str = "most-specific", repeat: int = 3) -> float:
+    """The best time of the first check (which reads the rules), each on a fresh parse."""
+    best = float("inf")
+    for _ in range(repeat):
+        robots = RobotsTxt.parse(body)
+        gc.collect()
+        started = time.perf_counter()
+        robots.allowed("/index.html", "bot", mode)
         best = min(best, time.perf_counter() - started)
     return best
 
@@ -300,10 +314,9 @@ def run_families() -> bool:
         body = family(name)
         rules = body.count(b"\n") - 1
         for mode in MODES:
+            first = first_check(body, mode)
             robots = RobotsTxt.parse(body)
-            started = time.perf_counter()
             robots.allowed("/index.html", "bot", mode)
-            first = time.perf_counter() - started
             short = best_time(lambda r=robots, m=mode: r.allowed(paths[SHORT_PATH], "bot", m))  # type: ignore[misc]
             long = best_time(lambda r=robots, m=mode: r.allowed(paths[LONG_PATH], "bot", m), 3)  # type: ignore[misc]
             held = held_bytes(body, mode, paths) / len(body)
@@ -361,18 +374,21 @@ def main() -> int:
 
     body = wildcard_file(500 * 1024)
     parse = best_time(lambda: RobotsTxt.parse(body), repeat=3)
+    first = first_check(body)
     robots = RobotsTxt.parse(body)
     rules = body.count(b"\n") - 1
-    started = time.perf_counter()
     robots.allowed("/index.html", "bot")
-    first = time.perf_counter() - started
     short = best_time(lambda: robots.allowed("/catalog/x1/y1/item.php", "bot"))
     long_path = "/" + "x" * length
     long = best_time(lambda: robots.allowed(long_path, "bot"), repeat=3)
     verdict = "PASS" if parse <= PARSE_TARGET else "FAIL"
     print(f"500 KiB file of {rules:,} wildcard rules for one agent:")
-    print(f"  parse                         {parse * 1e3:9.1f} ms  (target 500 ms) {verdict}")
-    print(f"  first check (reads the rules) {first * 1e3:9.1f} ms")
+    print(f"  parse                         {parse * 1e3:9.1f} ms  (target 500 ms)  {verdict}")
+    first_verdict = "PASS" if first <= FIRST_TARGET else "FAIL"
+    print(
+        f"  first check (reads the rules) {first * 1e3:9.1f} ms  "
+        f"(target {FIRST_TARGET * 1e3:.0f} ms) {first_verdict}"
+    )
     print(f"  check, short path             {short * 1e3:9.3f} ms")
     print(f"  check, {length:,}-char path    {long * 1e3:9.1f} ms")
     if not args.no_families:

@@ -25,7 +25,8 @@ from .directives import (
     parse_request_rate,
     parse_window,
 )
-from .index import StarRules, WildRule
+from .index import ManyStars, StarRules, WildRule
+from .index.columns import cut_starred, needs_cutting, no_many
 from .patterns import Pattern, compile_matcher, resolve_value, simple_values
 from .precedence import PlainRules, rule_code
 from .reading import (
@@ -66,6 +67,8 @@ class GroupRules(NamedTuple):
     disallow: PlainRules
     wild: list[WildRule]
     stars: StarRules
+    many: ManyStars
+    """Rules of several stars, read in bulk (see :mod:`.index.columns`)."""
 
 
 def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
@@ -83,7 +86,7 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
     stride = MEMBER_FIELDS + 1
     count = len(columns) // stride
     if not count:
-        return GroupRules(([], []), ([], []), [], StarRules([], [], [], [], [], []))
+        return GroupRules(([], []), ([], []), [], StarRules([], [], [], [], [], []), no_many())
     lines = range(body_line, body_line + count)
     # A column holds None where a line took another branch of the pattern;
     # those of the plain values are taken whole (they are most lines). The
@@ -111,6 +114,18 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
         )
     else:
         starred = StarRules([], [], [], [], [], [])
+    read_apart = False
+    many = no_many()
+    if starred.lines and needs_cutting(starred):
+        # Escapes, non-ASCII or several stars: normalised and cut in bulk.
+        starred, many, plain = cut_starred(starred)
+        for line, is_allow, prefix in plain:
+            values_of, codes_of = (
+                (allow_values, allow_codes) if is_allow else (disallow_values, disallow_codes)
+            )
+            values_of.append(prefix)
+            codes_of.append(rule_code(line, is_allow))
+            read_apart = True
     rest: list[list[Any]] = [[], [], [], []]
     if any(keys):
         # (line, key, value, value2) of the other member lines.
@@ -119,11 +134,11 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
             list(filter(None, keys)),
             *_gather(columns, keys, 8, 2),
         ]
-    read_apart = False
     if len(rest[1]) >= _BULK:
-        left, read_apart = _read_in_bulk(
+        left, apart = _read_in_bulk(
             rest, starred, (allow_values, allow_codes), (disallow_values, disallow_codes)
         )
+        read_apart = read_apart or apart
         rest = [list(compress(column, left)) for column in rest]
     others: Iterable[tuple[int, bytes, bytes, bytes]] = zip(*rest, strict=True)
     for line, key, value, value2 in others:
@@ -158,7 +173,9 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
         # file order, which ranks and ties depend on.
         allow_codes, allow_values = _in_file_order(allow_codes, allow_values)
         disallow_codes, disallow_values = _in_file_order(disallow_codes, disallow_values)
-    return GroupRules((allow_values, allow_codes), (disallow_values, disallow_codes), wild, starred)
+    return GroupRules(
+        (allow_values, allow_codes), (disallow_values, disallow_codes), wild, starred, many
+    )
 
 
 def _gather(

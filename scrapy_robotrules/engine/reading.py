@@ -285,11 +285,13 @@ def _fast_member_line() -> re.Pattern[bytes]:
 
     A plain value starts with ``/`` and holds only characters that need no
     percent-normalising (no ``%``, ``*``, ``$``, space or non-ASCII): it is
-    its own normalised form and needs no Python work. A value of such
-    characters with at most one ``*`` and maybe a final ``$`` (``/*foo``,
-    ``/a/*.php$``, ``/a/*``, ``/a$``) is cut: its key, the text before the
-    star, the star, the text after it and the ``$``. Any other member line
-    falls to the general groups, as :func:`_lines` reads it.
+    its own normalised form and needs no Python work. A value starting with
+    ``/`` of such characters, ``%`` and non-ASCII, with stars and maybe a
+    final ``$`` (``/*foo``, ``/a/*.php$``, ``/*%7e*b``, ``/a$``, ``/a%20b``)
+    is cut: its key, the text before the first star, the star, the text
+    after it (further stars included) and the ``$``; the caller normalises
+    what needs it (:func:`.groups.read_rules`). Any other member line falls
+    to the general groups, as :func:`_lines` reads it.
     """
     allow = _trie([s.encode() for s in _SPELLINGS["allow"]])
     disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
@@ -299,7 +301,13 @@ def _fast_member_line() -> re.Pattern[bytes]:
     # blanks and "#", is no value character), so a long value that is no
     # such rule fails in one pass, as "/a/*" does at its "*".
     plain = rb" *:[ ]*(/" + value_chars + rb"*+) *(?![^#\n])"
-    star = rb" *:[ ]*(/" + value_chars + rb"*+)(\*?)(" + value_chars + rb"*+)(\$?) *(?![^#\n])"
+    # Cut values may hold escapes and non-ASCII (normalised by the caller) and
+    # more stars after the first: a hostile file's ``/*%7e<letters>%2f`` or
+    # ``/*x1*y1*.php$`` is cut here, not read again value by value.
+    cut = value_chars[:-1] + rb"%\x80-\xff]"
+    star = (
+        rb" *:[ ]*(/" + cut + rb"*+)(\*?)(" + cut + rb"*+(?:\*" + cut + rb"*+)*+)(\$?) *(?![^#\n])"
+    )
     general = _line(_MEMBERS)
     # Disallow first: most member lines are Disallow lines.
     pattern = (

@@ -224,6 +224,7 @@ class RobotsTxt:
                 strategy,
                 pattern_at=functools.partial(self._pattern_at, chosen),
                 groups=chosen,
+                many=[r.many for r in read],
             )
         if len(self._views) >= _MAX_VIEWS:
             self._views.clear()  # Bound the memory of callers that vary the agent.

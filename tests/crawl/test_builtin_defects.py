@@ -8,7 +8,7 @@ test fails on the built-in side, and this file needs updating.
 
 from __future__ import annotations
 
-import itertools
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,16 +19,27 @@ from helpers.crawling import (
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
+    when,
 )
 from helpers.mockserver import MockServer, Reply
-from helpers.variants import BUILTIN, OURS, TimedSpider, robots_log
+from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
+from helpers.variants import BUILTIN, OURS, ChainSpider, TimedSpider, robots_log
+from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
+from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtUnreachable
 
 CRAWL_TESTS = True
 
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
+
+
+def ours_parked(crawlers: list[Crawler]) -> int:
+    """How many requests this package parked so far in the crawl of ``crawlers[0]``."""
+    if not crawlers or crawlers[0].stats is None:
+        return 0
+    return int(crawlers[0].stats.get_value("robotrules/parked", 0))
 
 
 def builtin_middleware(result: CrawlResult[Any]) -> RobotsTxtMiddleware:
@@ -45,10 +56,33 @@ def builtin_middleware(result: CrawlResult[Any]) -> RobotsTxtMiddleware:
 
 @async_test
 async def test_1_requests_waiting_for_robots_txt_get_its_decision(mockserver: MockServer) -> None:
-    mockserver.set_robots("site.test", Reply(body=DISALLOW_ALL, delay=0.2))
     urls = [mockserver.url("site.test", f"/{n}") for n in range(20)]
-    builtin = await run_spider(RecordingSpider, BUILTIN, start_urls=urls)
-    ours = await run_spider(RecordingSpider, OURS, start_urls=urls)
+    # robots.txt is answered once pages wait for it: the built-in keeps them
+    # in the downloader, beside its fetch; this package parks them outside.
+    crawlers: list[Crawler] = []
+
+    def waiting(least: int) -> Callable[[], bool]:
+        def look() -> bool:
+            running = compat.downloader(crawlers[0]) if crawlers else None
+            return mockserver.holding("site.test") == 1 and (
+                running is not None and len(running.active) >= least
+            )
+
+        return look
+
+    def answer() -> None:
+        mockserver.release("site.test")
+
+    mockserver.set_robots("site.test", Reply(hang=True), Reply(body=DISALLOW_ALL))
+    released = when(waiting(3), answer)  # the fetch and two pages at least
+    builtin = await run_spider(RecordingSpider, BUILTIN, start_urls=urls, crawlers=crawlers)
+    assert released[0]
+    assert builtin.stats.get("robotstxt/response_count") == 1  # answered, not timed out
+    crawlers.clear()
+    mockserver.set_robots("site.test", Reply(hang=True), Reply(body=DISALLOW_ALL))
+    released = when(lambda: ours_parked(crawlers) >= len(urls), answer)
+    ours = await run_spider(RecordingSpider, OURS, start_urls=urls, crawlers=crawlers)
+    assert released[0]
     # The built-in (Scrapy 2.14+) lets through requests that waited on the file while it loaded.
     if SCRAPY_VERSION >= (2, 14):
         assert builtin.crawled != []
@@ -140,11 +174,11 @@ async def test_3_http_rules_do_not_apply_to_https(mockserver: MockServer) -> Non
     mockserver.set_robots("site.test", Reply(body=b"User-agent: *\nDisallow: /account\n"))
     plain = mockserver.url("site.test", "/")
     secure = f"https://site.test:{mockserver.port}/account"
-    plan = [(0, plain), (0.3, secure)]
+    chain = [plain, secure]  # secure once plain was answered: its rules are in
     settings = {"ROBOTRULES_UNREACHABLE_TIMEOUT": 0.3}
-    builtin = await run_spider(TimedSpider, {**BUILTIN, **settings}, plan=plan)
+    builtin = await run_spider(ChainSpider, {**BUILTIN, **settings}, chain=chain)
     assert [(u, str(e)) for u, e in builtin.failures] == [(secure, "Forbidden by robots.txt")]
-    ours = await run_spider(TimedSpider, {**OURS, **settings}, plan=plan)
+    ours = await run_spider(ChainSpider, {**OURS, **settings}, chain=chain)
     # https://site.test has its own robots.txt, which cannot be fetched here
     # (the server speaks plain HTTP): no http rule decides for it.
     ((url, exc),) = ours.failures
@@ -192,14 +226,8 @@ async def test_4_only_the_product_token_is_matched(mockserver: MockServer) -> No
 async def test_5_crawl_delay_is_applied(mockserver: MockServer) -> None:
     mockserver.set_robots("slow.test", Reply(body=b"User-agent: *\nCrawl-delay: 0.5\n"))
     urls = [mockserver.url("slow.test", f"/{n}") for n in range(3)]
-    settings = {"DOWNLOAD_DELAY_JITTER": 0}
-
-    def spacing() -> float:
-        pages = [r for r in mockserver.requests_for("slow.test") if r.path != "/robots.txt"]
-        mockserver.requests.clear()
-        return min(b.time - a.time for a, b in itertools.pairwise(pages))
-
-    await run_spider(RecordingSpider, {**BUILTIN, **settings}, start_urls=urls)
-    assert spacing() < 0.2
-    await run_spider(RecordingSpider, {**OURS, **settings}, start_urls=urls)
-    assert spacing() >= 0.45
+    settings = {"DOWNLOAD_DELAY_JITTER": 0, **SLOT_LOG}
+    builtin = await run_spider(RecordingSpider, {**BUILTIN, **settings}, start_urls=urls)
+    assert {page.delay for page in pages_released(builtin.crawler, "slow.test")} == {0.0}
+    ours = await run_spider(RecordingSpider, {**OURS, **settings}, start_urls=urls)
+    assert_released_apart(pages_released(ours.crawler, "slow.test"), 0.5)

@@ -19,7 +19,8 @@ from typing import Any, cast
 import pytest
 from helpers.crawling import RecordingSpider, async_test, run_spider
 from helpers.mockserver import MockServer, Reply
-from helpers.variants import BUILTIN, OURS, gaps, paths, stat
+from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
+from helpers.variants import BUILTIN, OURS, paths, stat
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
@@ -111,16 +112,13 @@ async def test_crawl_delay_follows_the_requests_own_agent(mockserver: MockServer
     mockserver.set_robots("fast.test", Reply(body=robots))
     slow = [(mockserver.url("slow.test", f"/{n}"), "SlowBot/1.0") for n in range(3)]
     fast = [(mockserver.url("fast.test", f"/{n}"), None) for n in range(3)]
-    settings = {**OURS, "DOWNLOAD_DELAY_JITTER": 0}
+    settings = {**OURS, "DOWNLOAD_DELAY_JITTER": 0, **SLOT_LOG}
     start = [mockserver.url("start.test")]
     result = await run_spider(HeaderSpider, settings, plan=slow + fast, start_urls=start)
     assert len(result.crawled) == 7
-
-    def pages(host: str) -> list[float]:
-        return gaps([r for r in mockserver.requests_for(host) if r.path != "/robots.txt"])
-
-    assert min(pages("slow.test")) >= 0.45
-    assert max(pages("fast.test")) < 0.3  # Scrapy/... is no slowbot: no delay
+    assert_released_apart(pages_released(result.crawler, "slow.test"), 0.5)
+    # Scrapy/... is no slowbot: no delay on its slot.
+    assert {page.delay for page in pages_released(result.crawler, "fast.test")} == {0.0}
 
 
 class GoodBotSpider(RecordingSpider):

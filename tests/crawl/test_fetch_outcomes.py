@@ -21,6 +21,7 @@ from helpers.mockserver import MockServer, Reply
 from helpers.variants import (
     OURS,
     PRIVATE,
+    ChainSpider,
     TimedSpider,
     gaps,
     paths,
@@ -86,7 +87,8 @@ async def test_429_and_5xx_hold_requests_until_robots_txt_answers(
     assert result.ignored == [urls[1]]
     fetches = robots_log(mockserver, "busy.test")
     assert len(fetches) == 3
-    # Back-off: 0.2 s, then 0.4 s (ROBOTRULES_RETRY_DELAY doubling).
+    # Back-off: 0.2 s, then 0.4 s (ROBOTRULES_RETRY_DELAY doubling). Lower
+    # bounds by cause: each wait starts once the fetch before was answered.
     first, second = gaps(fetches)
     assert first >= 0.18
     assert second >= 0.38
@@ -255,14 +257,10 @@ async def test_the_cache_keeps_at_most_robotrules_cache_size_origins(
     mockserver: MockServer,
 ) -> None:
     url = mockserver.url
-    plan = [
-        (0, url("a.test", "/1")),
-        (0.2, url("b.test", "/1")),
-        (0.2, url("c.test", "/1")),
-        (0.2, url("a.test", "/2")),
-    ]
+    # Each once the one before was answered: c.test's rules came in before a.test/2.
+    chain = [url("a.test", "/1"), url("b.test", "/1"), url("c.test", "/1"), url("a.test", "/2")]
     settings = {**OURS, "ROBOTRULES_CACHE_SIZE": 2}
-    result = await run_spider(TimedSpider, settings, plan=plan)
+    result = await run_spider(ChainSpider, settings, chain=chain)
     assert len(result.crawled) == 4
     assert len(robots_log(mockserver, "a.test")) == 2
     assert stat(result, "evicted") >= 1

@@ -7,7 +7,6 @@ that the middleware's own tests stand on, not the middleware.
 from __future__ import annotations
 
 import gzip
-import itertools
 import time
 
 import pytest
@@ -129,14 +128,16 @@ async def test_ignored_requests_and_their_log_lines_are_collected(mockserver: Mo
 @async_test
 async def test_the_request_log_has_host_path_time_and_user_agent(mockserver: MockServer) -> None:
     urls = [mockserver.url("slow.test", f"/{n}") for n in range(3)]
-    settings = {**FAST, "DOWNLOAD_DELAY": 0.2, "USER_AGENT": "TestBot/1.0"}
+    settings = {**FAST, "USER_AGENT": "TestBot/1.0"}
+    started = time.monotonic()
     await run_spider(RecordingSpider, settings, start_urls=urls)
+    ended = time.monotonic()
     log = mockserver.requests_for("slow.test")
     assert sorted(r.path for r in log) == ["/0", "/1", "/2"]
     assert {r.user_agent for r in log} == {"TestBot/1.0"}
-    gaps = [later.time - earlier.time for earlier, later in itertools.pairwise(log)]
-    # Scrapy waits 0.5 to 1.5 times DOWNLOAD_DELAY between requests to one slot.
-    assert min(gaps) >= 0.2 * 0.5
+    # The time of arrival, on the monotonic clock, in order.
+    times = [r.time for r in log]
+    assert started <= times[0] <= times[1] <= times[2] <= ended
 
 
 @async_test
@@ -158,8 +159,8 @@ async def test_delayed_pages_answer_late_or_time_out(mockserver: MockServer) -> 
     result = await run_spider(
         RecordingSpider, {**FAST, "DOWNLOAD_TIMEOUT": 1.0}, start_urls=[late, fast, never]
     )
-    assert result.crawled == [fast, late]
-    assert time.monotonic() - started >= 0.3
+    assert sorted(result.crawled) == sorted([fast, late])
+    assert time.monotonic() - started >= 0.3  # by cause: /late was answered 0.3 s after it came
     assert [(u, type(e)) for u, e in result.failures] == [(never, DownloadTimeoutError)]
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from helpers.crawling import RecordingSpider, async_test, run_spider
 from helpers.mockserver import MockServer, Reply
-from helpers.variants import OURS, gaps, stat
+from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
+from helpers.variants import OURS, stat
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 
@@ -154,14 +155,14 @@ async def test_a_policy_crawl_delay_paces_its_host_only(mockserver: MockServer) 
         mockserver.set_robots(host, Reply(body=b"User-agent: *\nDisallow:\n"))
     result = await run_spider(
         RecordingSpider,
-        {**OURS, "ROBOTRULES_POLICIES": {"with.test": {"crawl_delay": 0.4}}},
+        {**OURS, "ROBOTRULES_POLICIES": {"with.test": {"crawl_delay": 0.4}}, **SLOT_LOG},
         start_urls=[
             mockserver.url(h, f"/{n}") for h in ("with.test", "other.test") for n in range(3)
         ],
     )
     assert len(result.crawled) == 6
-    pages = [r for r in mockserver.requests_for("with.test") if r.path != "/robots.txt"]
-    assert min(gaps(pages)) >= 0.4 * 0.98  # the reactor's timer resolution
+    assert_released_apart(pages_released(result.crawler, "with.test"), 0.4)
+    assert {page.delay for page in pages_released(result.crawler, "other.test")} == {0.0}
     manager = RobotsManager.for_crawler(result.crawler)
     assert manager.politeness.crawl_delay(Request(mockserver.url("other.test", "/"))) is None
     assert stat(result, "crawl_delay/applied") >= 1
@@ -172,12 +173,12 @@ async def test_a_custom_robots_txts_crawl_delay_paces_its_host(mockserver: MockS
     own = "User-agent: *\nCrawl-delay: 0.4\n"
     result = await run_spider(
         RecordingSpider,
-        {**OURS, "ROBOTRULES_POLICIES": {"with.test": {"robots_txt": own}}},
+        {**OURS, "ROBOTRULES_POLICIES": {"with.test": {"robots_txt": own}}, **SLOT_LOG},
         start_urls=[mockserver.url("with.test", f"/{n}") for n in range(3)],
     )
     assert len(result.crawled) == 3
     assert mockserver.requests_for("with.test", "/robots.txt") == []
-    assert min(gaps(mockserver.requests_for("with.test"))) >= 0.4 * 0.98
+    assert_released_apart(pages_released(result.crawler, "with.test"), 0.4)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from statistics import mean
 from typing import Any
 
 from helpers.crawling import (
@@ -14,11 +13,10 @@ from helpers.crawling import (
     run_spider,
 )
 from helpers.mockserver import MockServer, Reply
-from helpers.variants import (
-    OURS,
-    gaps,
-    stat,
-)
+from helpers.slots import SLOT_LOG, Release, assert_released_apart, pages_released
+from helpers.variants import OURS, stat
+
+from scrapy_robotrules.crawl.politeness import MAX_DELAY_JITTER
 
 CRAWL_TESTS = True
 
@@ -27,21 +25,22 @@ CRAWL_TESTS = True
 async def test_crawl_delay_under_the_default_random_delay_keeps_gaps_near_the_delay(
     mockserver: MockServer,
 ) -> None:
-    # Scrapy's default RANDOMIZE_DOWNLOAD_DELAY varies each gap by +-50%:
-    # a floor that kept even the shortest gap at the delay made them
-    # average twice the delay. Every gap at least the delay, the mean
-    # within 1.25 times it.
+    # Scrapy's default DOWNLOAD_DELAY_JITTER varies each gap by +-50%: a
+    # floor that kept even the shortest gap at the delay made them average
+    # twice the delay. Every gap at least the delay; the slot's delay (the
+    # gaps' mean) within 1.25 times it, its jitter brought down.
     delay = 0.6
     mockserver.set_robots(
         "slow.test", Reply(body=f"User-agent: *\nCrawl-delay: {delay}\n".encode())
     )
     urls = [mockserver.url("slow.test", f"/{n}") for n in range(7)]
-    result = await run_spider(RecordingSpider, OURS, start_urls=urls)
+    result = await run_spider(RecordingSpider, {**OURS, **SLOT_LOG}, start_urls=urls)
     assert len(result.crawled) == 7
-    pages = [r for r in mockserver.requests_for("slow.test") if r.path != "/robots.txt"]
-    spacing = gaps(pages)
-    assert min(spacing) >= delay * 0.98  # the reactor's timer resolution
-    assert mean(spacing) <= delay * 1.25
+    pages = pages_released(result.crawler, "slow.test")
+    assert_released_apart(pages, delay)
+    for page in pages:
+        assert page.jitter <= MAX_DELAY_JITTER
+        assert page.delay <= delay * 1.25
     assert stat(result, "crawl_delay/applied") >= 1
 
 
@@ -91,13 +90,15 @@ async def test_no_password_in_a_urls_userinfo_reaches_the_log(mockserver: MockSe
 
 async def _paced_crawl(
     mockserver: MockServer, robots: bytes, settings: dict[str, Any], count: int = 4
-) -> tuple[CrawlResult[RecordingSpider], list[float]]:
+) -> tuple[CrawlResult[RecordingSpider], list[Release]]:
+    """Crawl ``count`` pages of slow.test; the result, and when its slot let each page go."""
     mockserver.set_robots("slow.test", Reply(body=robots))
     urls = [mockserver.url("slow.test", f"/{n}") for n in range(count)]
-    result = await run_spider(RecordingSpider, {**OURS, **settings}, start_urls=urls)
+    result = await run_spider(RecordingSpider, {**OURS, **settings, **SLOT_LOG}, start_urls=urls)
     assert len(result.crawled) == count
-    pages = [r for r in mockserver.requests_for("slow.test") if r.path != "/robots.txt"]
-    return result, gaps(pages)
+    pages = pages_released(result.crawler, "slow.test")
+    assert len(pages) == count
+    return result, pages
 
 
 NO_JITTER = {"DOWNLOAD_DELAY_JITTER": 0}
@@ -106,8 +107,8 @@ NO_JITTER = {"DOWNLOAD_DELAY_JITTER": 0}
 @async_test
 async def test_crawl_delay_spaces_the_requests_to_an_origin(mockserver: MockServer) -> None:
     robots = b"User-agent: *\nCrawl-delay: 0.5\n"
-    result, spacing = await _paced_crawl(mockserver, robots, NO_JITTER)
-    assert min(spacing) >= 0.45
+    result, pages = await _paced_crawl(mockserver, robots, NO_JITTER)
+    assert_released_apart(pages, 0.5)
     assert stat(result, "crawl_delay/applied") >= 1
 
 
@@ -116,15 +117,16 @@ async def test_crawl_delay_is_kept_even_by_the_shortest_random_gap(
     mockserver: MockServer,
 ) -> None:
     robots = b"User-agent: *\nCrawl-delay: 0.3\n"
-    _, spacing = await _paced_crawl(mockserver, robots, {"DOWNLOAD_DELAY_JITTER": 0.5}, count=3)
-    assert min(spacing) >= 0.27
+    _, pages = await _paced_crawl(mockserver, robots, {"DOWNLOAD_DELAY_JITTER": 0.5}, count=3)
+    assert_released_apart(pages, 0.3)
+    assert all(page.jitter <= MAX_DELAY_JITTER for page in pages)  # random, less so
 
 
 @async_test
 async def test_request_rate_is_a_delay_too(mockserver: MockServer) -> None:
     robots = b"User-agent: *\nRequest-rate: 2/1s\n"
-    _, spacing = await _paced_crawl(mockserver, robots, NO_JITTER, count=3)
-    assert min(spacing) >= 0.45
+    _, pages = await _paced_crawl(mockserver, robots, NO_JITTER, count=3)
+    assert_released_apart(pages, 0.5)
 
 
 @async_test
@@ -133,17 +135,17 @@ async def test_crawl_delay_is_bounded_by_robotrules_max_crawl_delay(
 ) -> None:
     robots = b"User-agent: *\nCrawl-delay: 30\n"
     settings = {**NO_JITTER, "ROBOTRULES_MAX_CRAWL_DELAY": 0.3}
-    _, spacing = await _paced_crawl(mockserver, robots, settings, count=3)
-    assert min(spacing) >= 0.27
-    assert max(spacing) < 2
+    _, pages = await _paced_crawl(mockserver, robots, settings, count=3)
+    assert_released_apart(pages, 0.3)
+    assert {page.delay for page in pages} == {0.3}  # not 30
 
 
 @async_test
 async def test_crawl_delay_can_be_ignored(mockserver: MockServer) -> None:
     robots = b"User-agent: *\nCrawl-delay: 5\n"
     settings = {**NO_JITTER, "ROBOTRULES_CRAWL_DELAY": False}
-    result, spacing = await _paced_crawl(mockserver, robots, settings)
-    assert max(spacing) < 0.5
+    result, pages = await _paced_crawl(mockserver, robots, settings)
+    assert {page.delay for page in pages} == {0.0}  # DOWNLOAD_DELAY's, nothing more
     assert stat(result, "crawl_delay/applied") == 0
 
 
@@ -157,8 +159,8 @@ async def test_crawl_delay_is_a_floor_under_autothrottle(mockserver: MockServer)
         "AUTOTHROTTLE_MAX_DELAY": 5.0,
         "AUTOTHROTTLE_DEBUG": True,
     }
-    result, spacing = await _paced_crawl(mockserver, robots, settings)
+    result, pages = await _paced_crawl(mockserver, robots, settings)
     # AutoThrottle did lower the slot's delay after responses...
     assert result.messages("slot: slow.test")
     # ...and the Crawl-delay floor was put back each time.
-    assert min(spacing) >= 0.45
+    assert_released_apart(pages, 0.5)

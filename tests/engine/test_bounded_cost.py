@@ -173,6 +173,46 @@ def test_nested_literals_fall_back_to_the_scan() -> None:
     assert not robots.allowed("/" + "a" * 20_000 + "b", "bot")
 
 
+class Reports:
+    """Counts the automaton's reports: each one a tuple made in Python."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        matcher = literals.Literals._matcher
+        counter = self
+
+        class Counted:
+            def __init__(self, automaton: Any) -> None:
+                self._automaton = automaton
+
+            def find_matches_as_indexes(self, haystack: str, overlapping: bool = False) -> Any:
+                found = self._automaton.find_matches_as_indexes(haystack, overlapping=overlapping)
+                counter.count += len(found)
+                return found
+
+        monkeypatch.setattr(literals.Literals, "_matcher", lambda owner: Counted(matcher(owner)))
+
+
+@pytest.mark.parametrize("mode", PRECEDENCES)
+def test_a_run_of_one_character_is_read_once(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """``/*a``, ``/*aa``... against 100,000 ``a``: each needle reports at every ``a``
+    (6 million reports, or every rule tried); the run's pieces are all one text, read once."""
+    lines = ["User-agent: *", *(f"Disallow: /*{'a' * k}" for k in range(1, 65))]
+    lines += [f"Disallow: /*{'a' * k}b" for k in range(1, 65)]
+    lines.append("Allow: /*" + "a" * 70)
+    robots = RobotsTxt.parse("\n".join(lines) + "\n")
+    robots.allowed("/", "bot", mode)
+    reports, tried = Reports(monkeypatch), TriedRules(monkeypatch)
+    decision = robots.explain("/" + "a" * 100_000, "bot", mode)
+    assert decision.rule is not None
+    expected = ("/*" + "a" * 70, 130) if mode != "first-match" else ("/*a", 2)
+    assert (decision.rule.pattern, decision.rule.line) == expected
+    # Fewer reports than the path has characters; no rule tried one by one but
+    # the one whose needle (70 characters) the automaton holds cut, when it wins.
+    cut = int(mode != "first-match")
+    assert (tried.count, reports.count < 100_000) == (cut, True), (tried.count, reports.count)
+
+
 @settings(max_examples=50 * SCALE, deadline=None)
 @given(
     lengths=st.lists(st.integers(1, 30), min_size=8, max_size=20, unique=True),

@@ -4,10 +4,13 @@ and what their crawls left."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from scrapy import Request
+from scrapy.http import Response
+from twisted.python.failure import Failure
 
 from helpers.crawling import (
     CrawlResult,
@@ -51,6 +54,12 @@ def robots_log(mockserver: MockServer, host: str) -> list[RequestRecord]:
 
 
 def gaps(records: Sequence[RequestRecord]) -> list[float]:
+    """Seconds between consecutive arrivals at the server.
+
+    Only for lower bounds that hold by cause (a retry timed from the answer
+    to the fetch before); pacing is checked on the download slot
+    (``helpers.slots``), since a late arrival shortens the next gap.
+    """
     return [later.time - earlier.time for earlier, later in itertools.pairwise(records)]
 
 
@@ -68,3 +77,36 @@ class TimedSpider(RecordingSpider):
             if pause:
                 await sleep(pause)
             yield self.request(url)
+
+
+class ChainSpider(RecordingSpider):
+    """Requests each URL of ``chain`` once the one before was answered or failed.
+
+    The order of events is then the crawl's own: a request goes only after
+    the rules that decided the one before were in (or the decision failed).
+    """
+
+    name = "chain"
+
+    def __init__(self, chain: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.chain = list(chain)
+
+    def request(self, url: str) -> Request:
+        return Request(url, callback=self.parse, errback=partial(self.failed, url))
+
+    async def start(self) -> AsyncIterator[Request]:
+        for request in self._next():
+            yield request
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        self.crawled.append(response.url)
+        yield from self._next()
+
+    def failed(self, url: str, failure: Failure) -> Iterator[Request]:
+        self.on_failure(url, failure)
+        yield from self._next()
+
+    def _next(self) -> Iterator[Request]:
+        if self.chain:
+            yield self.request(self.chain.pop(0))

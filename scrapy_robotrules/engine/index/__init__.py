@@ -9,7 +9,8 @@ rule wins is not decided here: :mod:`..precedence` says it.
 
 from __future__ import annotations
 
+from .columns import ManyStars, StarRules
 from .rules import RuleIndex
-from .wildcards import StarRules, WildRule
+from .wildcards import WildRule
 
-__all__ = ["RuleIndex", "StarRules", "WildRule"]
+__all__ = ["ManyStars", "RuleIndex", "StarRules", "WildRule"]

@@ -19,7 +19,9 @@ from ..patterns import Pattern
 from ..precedence import NO_RANK, NO_RULE, PlainRules, PrecedenceStrategy, rule_code
 from .literals import AUTOMATON_MIN, Literals
 from .prefixes import PrefixSet
-from .wildcards import ENDS, FIND, Bucketed, StarRules, WildRule, shape_of
+from .wildcards import ENDS, FIND, Bucketed, ManyStars, StarRules, WildRule, shape_of
+
+_TWICE = (2).__mul__
 
 __all__ = ["RuleIndex"]
 
@@ -48,6 +50,7 @@ class RuleIndex:
         *,
         pattern_at: Callable[[int], Pattern],
         groups: tuple[int, ...] = (),
+        many: Sequence[ManyStars] = (),
     ) -> None:
         self.groups = groups
         """The groups of the file the rules are from, so that callers can share the index."""
@@ -59,26 +62,32 @@ class RuleIndex:
         del best
         self._literals: Literals | None = None
         self._wild: Bucketed | None = None
-        # Star rules with a needle (text after the star) may go to the automaton.
+        # Rules with a needle (text after a star) may go to the automaton.
         starred = sum(len(group.pieces) for group in stars)
         needled = starred - sum(group.pieces.count(b"") for group in stars)
+        many_needled = sum(len(group.needles) - group.needles.count("") for group in many)
         with_needle = [rule for rule in wild if rule[2].needle]
-        if len(with_needle) + needled >= AUTOMATON_MIN:
+        if len(with_needle) + needled + many_needled >= AUTOMATON_MIN:
             needles = [pattern.needle for _, _, pattern in with_needle]
             codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in with_needle])
             priorities = [pattern.priority for _, _, pattern in with_needle]
             shapes = bytearray(shape_of(pattern)[0] for _, _, pattern in with_needle)
             starts = [pattern.prefix for _, _, pattern in with_needle]
-            rest = []
+            rest: list[StarRules] = []
             for group in stars:
                 pieces = group.pieces
-                needles += map(bytes.decode, filter(None, pieces))
+                filled = list(compress(pieces, pieces))
+                if not filled:
+                    rest.append(group)
+                    continue
+                # Decoded together: normalised pieces are ASCII.
+                needles += b"\n".join(filled).decode("ascii").split("\n")
                 # rule_code (line * 2 + allow), in C: no Python call per rule.
-                doubled = map((2).__mul__, compress(group.lines, pieces))
-                codes.extend(map(int.__add__, doubled, compress(group.allows, pieces)))
+                doubled = map(_TWICE, compress(group.lines, pieces))
+                codes.extend(map(operator.add, doubled, compress(group.allows, pieces)))
                 # Priority: the pattern's length, "*" and "$" counting one.
                 anchors = list(compress(group.anchors, pieces))
-                lengths = map(len, filter(None, pieces))
+                lengths = map(len, filled)
                 heads = set(group.prefixes)
                 kinds = set(anchors)
                 if len(heads) == 1 and len(kinds) == 1:
@@ -90,10 +99,10 @@ class RuleIndex:
                     shapes += bytes([ENDS if anchor else FIND]) * len(anchors)
                 else:
                     more = map(len, map(bytes.__add__, compress(group.prefixes, pieces), anchors))
-                    priorities += map((1).__add__, map(int.__add__, lengths, more))
+                    priorities += map((1).__add__, map(operator.add, lengths, more))
                     starts += map(bytes.decode, compress(group.prefixes, pieces))
                     shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
-                if needled < starred:
+                if len(filled) < len(pieces):
                     empty = list(map(operator.not_, pieces))
                     rest.append(
                         StarRules(
@@ -103,6 +112,27 @@ class RuleIndex:
                             list(compress(group.stars, empty)),
                             list(compress(group.pieces, empty)),
                             list(compress(group.anchors, empty)),
+                        )
+                    )
+            rest_many: list[ManyStars] = []
+            for columns in many:
+                kept = list(map(bool, columns.needles))
+                needles += compress(columns.needles, kept)
+                doubled = map(_TWICE, compress(columns.lines, kept))
+                codes.extend(map(operator.add, doubled, compress(columns.allows, kept)))
+                priorities += compress(columns.priorities, kept)
+                shapes += bytes(compress(columns.shapes, kept))
+                starts += compress(columns.prefixes, kept)
+                if not all(kept):
+                    left = list(map(operator.not_, kept))
+                    rest_many.append(
+                        ManyStars(
+                            list(compress(columns.lines, left)),
+                            list(compress(columns.allows, left)),
+                            list(compress(columns.prefixes, left)),
+                            list(compress(columns.needles, left)),
+                            list(compress(columns.priorities, left)),
+                            bytearray(compress(columns.shapes, left)),
                         )
                     )
             self._literals = Literals(
@@ -116,8 +146,9 @@ class RuleIndex:
             )
             wild = [rule for rule in wild if not rule[2].needle]
             stars = rest
-        if wild or any(group.lines for group in stars):
-            self._wild = Bucketed(strategy, wild, stars)
+            many = rest_many
+        if wild or any(group.lines for group in stars) or any(group.lines for group in many):
+            self._wild = Bucketed(strategy, wild, stars, many, pattern_at)
         # No wildcard rule, and the longest matching prefix decides: the
         # search ends at that prefix, without ranks (see decide).
         self._longest_only = (

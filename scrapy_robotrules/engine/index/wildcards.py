@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import itemgetter
-from typing import NamedTuple
 
 from ..patterns import Pattern
 from ..precedence import PrecedenceStrategy, rule_code
+from .columns import ALWAYS, ENDS, EXACT, FIND, GENERAL, ManyStars, StarRules
 
 __all__ = [
     "ALWAYS",
@@ -25,6 +25,7 @@ __all__ = [
     "FIND",
     "GENERAL",
     "Bucketed",
+    "ManyStars",
     "StarRules",
     "Wild",
     "WildRule",
@@ -44,25 +45,6 @@ WildRule = tuple[int, bool, Pattern]
 """A wildcard rule as read: (line, allow, pattern)."""
 
 
-class StarRules(NamedTuple):
-    """Rules of plain characters around at most one ``*``, as read, not compiled.
-
-    Parallel lists: line, whether it allows, the text before the star, the
-    star (or nothing), the text after it (the needle), and ``$`` or
-    nothing. ``/a/*``, ``/*.php$``, ``/a$``: most wildcard rules of real
-    files. Many of them (a hostile file's 24,380 ``Disallow: /*<8
-    letters>``) go to an automaton without one object made per rule.
-    """
-
-    lines: list[int]
-    allows: list[bool]
-    prefixes: list[bytes]
-    stars: list[bytes]
-    pieces: list[bytes]
-    anchors: list[bytes]
-
-
-FIND, ENDS, GENERAL, ALWAYS, EXACT = 0, 1, 2, 3, 4
 _FIRST, _SECOND, _THIRD, _FOURTH, _FIFTH, _SIXTH = map(itemgetter, range(6))
 _KEY_RANK = itemgetter(0, 1)
 
@@ -152,10 +134,28 @@ class Bucketed:
     )
 
     def __init__(
-        self, strategy: PrecedenceStrategy, wild: Iterable[WildRule], stars: Iterable[StarRules]
+        self,
+        strategy: PrecedenceStrategy,
+        wild: Iterable[WildRule],
+        stars: Iterable[StarRules],
+        many: Iterable[ManyStars] = (),
+        pattern_at: Callable[[int], Pattern] | None = None,
     ) -> None:
         rank_of = strategy.rank
         rows: list[tuple[str, int, int, str, int, int, Pattern | None]] = []
+        for columns in many:
+            # Rules of several stars, read without a pattern: a GENERAL one
+            # (few here: many go to an automaton) is read again from the file.
+            for line, allow, prefix, needle, priority, shape in zip(*columns, strict=True):
+                key = "" if prefix in ("", "/") else prefix
+                several = None
+                if shape == GENERAL:
+                    if pattern_at is None:
+                        raise ValueError("rules of several stars need pattern_at")
+                    several = pattern_at(line)
+                code = rule_code(line, allow)
+                rank = rank_of(line, allow, priority)
+                rows.append((key, rank, shape, needle, len(prefix), code, several))
         for group in stars:
             # Plain text around one star at most: no Pattern needed, the row
             # is made from the text around the star (as Pattern would cut it).
