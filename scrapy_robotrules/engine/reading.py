@@ -218,14 +218,13 @@ def read_layout(data: bytes) -> FileLayout:
     sitemaps: dict[str, None] = {}  # ordered, without duplicates
     host: str | None = None
     for item in _OUTLINE_LINES.finditer(buf, 0, end):
-        key, raw = _key_value(item)
-        first = key[:1]
+        first = item[1][:1]
         # Tuples, not b"uU": "bytes in bytes" first tries the operand as an
         # int, and raising and clearing that TypeError costs more than the test.
         if first in (b"u", b"U"):
             agent_lines.append(item)
             continue
-        value = decode_value(raw)
+        value = decode_value(_key_value(item)[1])
         if not value:
             continue
         if first in (b"h", b"H"):
@@ -245,19 +244,24 @@ def read_layout(data: bytes) -> FileLayout:
     body_start = -1  # where the current group's member text starts, once found
     body_line = 0
     for i, agent in enumerate(agent_lines):
-        line += buf.count(b"\n", counted, agent.start() + 1)
-        counted = agent.start() + 1
-        agent_values.append(decode_value(_key_value(agent)[1]))
+        start = agent.start()
+        line += buf.count(b"\n", counted, start + 1)
+        counted = start + 1
+        raw = agent[2]
+        agent_values.append(decode_value(agent[3] if raw is None else raw))
         agent_numbers.append(line)
         after = buf.index(b"\n", agent.end())
         gap_end = agent_lines[i + 1].start() if i + 1 < len(agent_lines) else end
+        if after == gap_end < end:
+            # The next User-agent line follows at once: nothing between to read.
+            continue
         rule_from = after
         if body_start < 0:
             member = _MEMBER_LINES.search(buf, after, gap_end)
             unknown += count_unknown(buf, after, gap_end if member is None else member.start())
             if member is not None:
                 body_start = member.start()
-                body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
+                body_line = line + buf.count(b"\n", start + 1, body_start + 1)
                 # -1: the member found is itself a rule line.
                 rule_from = -1 if member.group(1)[:1] in _RULE_INITIALS else member.end()
         if gap_end < end and rule_from >= 0 and _RULE_LINES.search(buf, rule_from, gap_end) is None:
@@ -267,7 +271,7 @@ def read_layout(data: bytes) -> FileLayout:
             continue
         if body_start < 0:
             body_start = gap_end
-            body_line = line + buf.count(b"\n", agent.start() + 1, body_start + 1)
+            body_line = line + buf.count(b"\n", start + 1, body_start + 1)
         body = buf[body_start:gap_end]
         # Files often repeat one body for many agents: hold it once.
         bodies.append(seen.setdefault(body, body))

@@ -210,3 +210,31 @@ def test_unknown_lines_are_counted_in_one_pass_as_line_by_line(
         content = line.lstrip(b" \t\v\f")[:1] not in (b"", b"#")
         expected += content and KNOWN_LINE.match(b"\n" + line) is None
     assert reading.count_unknown(buf, start, end) == expected
+
+
+class Searches:
+    """A compiled pattern that counts its searches."""
+
+    def __init__(self, pattern: re.Pattern[bytes]) -> None:
+        self.pattern = pattern
+        self.count = 0
+
+    def search(self, *args: Any) -> re.Match[bytes] | None:
+        self.count += 1
+        return self.pattern.search(*args)
+
+
+def test_a_run_of_user_agent_lines_is_read_without_a_search_per_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    members, rules = Searches(reading._MEMBER_LINES), Searches(reading._RULE_LINES)
+    monkeypatch.setattr(reading, "_MEMBER_LINES", members)
+    monkeypatch.setattr(reading, "_RULE_LINES", rules)
+    agents = "".join(f"User-agent: bot{i}\n" for i in range(30))
+    robots = RobotsTxt.parse(agents + "Crawl-delay: 2\nAllow: /\n\n" + agents + "Disallow: /a\n")
+    # One search for each group's first member line, and one for a rule
+    # line after the first group's Crawl-delay: not one per User-agent line.
+    assert (members.count, rules.count) == (2, 1)
+    assert len(robots.groups) == 2
+    assert not robots.allowed("/a", "bot7")
+    assert robots.crawl_delay("bot7") == 2
