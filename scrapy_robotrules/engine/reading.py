@@ -392,6 +392,12 @@ def usage_lines(data: bytes) -> tuple[tuple[int, str, str], ...]:
     """
     if b"ontent-" not in data and b"ONTENT-" not in data:
         return ()
+    # An HTML page served as robots.txt says "Content-Type": one lowered
+    # copy tells there is no such key, without a match tried per line.
+    lowered = data.lower()
+    if b"content-usage" not in lowered and b"content-signal" not in lowered:
+        return ()
+    del lowered
     buf = b"\n" + data
     found: list[tuple[int, str, str]] = []
     line = 0

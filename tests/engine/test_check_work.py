@@ -238,3 +238,23 @@ def test_a_run_of_user_agent_lines_is_read_without_a_search_per_line(
     assert len(robots.groups) == 2
     assert not robots.allowed("/a", "bot7")
     assert robots.crawl_delay("bot7") == 2
+
+
+def test_a_page_that_names_content_type_is_not_read_for_usage_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scans: list[bytes] = []
+
+    class Lines:
+        def finditer(self, buf: bytes, *args: Any) -> Any:
+            scans.append(buf)
+            return usage.finditer(buf, *args)
+
+    usage = reading._USAGE_LINES
+    monkeypatch.setattr(reading, "_USAGE_LINES", Lines())
+    page = b'<html><head>\n<meta http-equiv="Content-Type" content="text/html">\n' * 50
+    assert RobotsTxt.parse(page).usage_lines == ()
+    assert scans == []
+    robots = RobotsTxt.parse(page + b"Content-Usage: train-ai=n\n")
+    assert [key for _, key, _ in robots.usage_lines] == ["content-usage"]
+    assert len(scans) == 1
