@@ -3,12 +3,10 @@
 All leniency lives here, named in one place: the accepted misspellings, the
 ``key value`` form without a colon, the 500 KiB limit (SPEC 1).
 
-Parsing is shaped for speed, because a broad crawl parses a file per site and
-most of those files are asked a handful of questions. The file is never
-walked line by line in Python: keys are found by literal search in an
-ASCII-lowered copy (``bytes.lower`` keeps every offset), each candidate line
-is checked by one anchored regex, and a group's member lines are kept as
-bytes and read into rules only when a crawler first asks for that group.
+Parsing is shaped for speed: a broad crawl parses a file per site and asks
+most files a handful of questions. No line is walked in Python: regexes led by
+``\n`` find the lines, and a group's member lines stay bytes until a crawler
+first asks for that group.
 """
 
 from __future__ import annotations
@@ -114,20 +112,16 @@ def _lines(names: tuple[str, ...]) -> re.Pattern[bytes]:
 
 
 _MEMBER_LINES = _lines(_MEMBERS)
-# The member lines that are no rule: read apart from the rules, which are
-# read only into an index and never kept one object per rule.
+# The member lines that are no rule, read apart from the rules (see .groups).
 _EXTRA_LINES = _lines(("crawl-delay", "request-rate", "visit-time"))
 # The lines that end a group's run of User-agent lines (SPEC 2).
 _RULE_LINES = _lines(("allow", "disallow"))
-# A line with content and no known key, matched as its "\n" alone: one
-# pass, and nothing made per line but the list's slot.
+# A line with content and no known key, matched as its "\n" alone: one pass.
 _UNKNOWN_LINES = re.compile(
     b"\n(?=" + _WS + b"*[^ \t\v\f\n#])(?!" + _line(tuple(_SPELLINGS), groups=False) + b")"
 )
-# File structure in one scan: User-agent lines, and the file-wide Sitemap and
-# Host lines that may stand anywhere.
+# File structure in one scan: User-agent lines, file-wide Sitemap and Host lines.
 _OUTLINE_LINES = _lines(("user-agent", "sitemap", "host"))
-_CONTENT_LINES = re.compile(rb"\n" + _WS + rb"*[^ \t\v\f\n#]")
 BLANKS = " \t\v\f"
 _RULE_INITIALS = (b"a", b"A", b"d", b"D")
 
@@ -368,10 +362,8 @@ def member_line(body: bytes, start: int) -> tuple[str, str] | None:
 
 def extra_items(body: bytes) -> list[tuple[str, str]]:
     """(key as written, value) of each ``Crawl-delay``, ``Request-rate``, ``Visit-time`` line."""
-    return [
-        (key.decode("ascii"), decode_value(value))
-        for key, value in map(_key_value, _EXTRA_LINES.finditer(body))
-    ]
+    found = map(_key_value, _EXTRA_LINES.finditer(body))
+    return [(key.decode("ascii"), decode_value(value)) for key, value in found]
 
 
 # Usage preferences (draft-ietf-aipref-attach §3, Cloudflare's Content Signals):
@@ -392,12 +384,9 @@ def usage_lines(data: bytes) -> tuple[tuple[int, str, str], ...]:
     """
     if b"ontent-" not in data and b"ONTENT-" not in data:
         return ()
-    # An HTML page served as robots.txt says "Content-Type": one lowered
-    # copy tells there is no such key, without a match tried per line.
-    lowered = data.lower()
+    lowered = data.lower()  # an HTML page says "Content-Type": no line is tried
     if b"content-usage" not in lowered and b"content-signal" not in lowered:
         return ()
-    del lowered
     buf = b"\n" + data
     found: list[tuple[int, str, str]] = []
     line = 0
