@@ -50,6 +50,7 @@ __all__ = [
     "engine",
     "extra_download_place",
     "failing_start",
+    "guard_crawl",
     "header",
     "limit_jitter",
     "on_scheduler_close",
@@ -201,6 +202,30 @@ def scheduler(crawler: Crawler) -> BaseScheduler | None:
         return running.scheduler
     slot = getattr(running, "_slot", None)
     return cast("BaseScheduler | None", getattr(slot, "scheduler", None))
+
+
+def guard_crawl(crawler: Crawler, admit: Callable[[Request], bool]) -> bool:
+    """Put ``admit`` in front of the engine's ``crawl``: a request it refuses is not scheduled.
+
+    ``engine.crawl(request)`` is where every request to be scheduled enters,
+    from 2.13 to 2.19: the scraper calls it for what callbacks yield, the
+    engine itself (``self.crawl``) for start requests and for the requests
+    downloader middlewares return (redirects, retries), other components
+    (the shell, sitemaps, scrapy-redis) directly. It then sends
+    ``request_scheduled`` and enqueues. The wrapper sits on the instance,
+    so the engine's own ``self.crawl`` finds it. ``False`` without an engine.
+    """
+    running = engine(crawler)
+    if running is None:
+        return False
+    crawl = running.crawl
+
+    def guarded(request: Request, *args: Any, **kwargs: Any) -> None:
+        if admit(request):
+            crawl(request, *args, **kwargs)
+
+    running.crawl = guarded  # type: ignore[method-assign]
+    return True
 
 
 def on_scheduler_close(scheduler: BaseScheduler, hook: Callable[[], None]) -> None:
