@@ -72,8 +72,7 @@ class Gate:
         if meta.get(OFFERED) != url:
             if manager.allowed_again(request):  # the same URL offered again, same rules
                 meta[OFFERED] = meta[DECIDED] = url
-                report.count("offered")
-                report.count("allowed")
+                report.count_allowed_again()
                 return True
             meta[OFFERED] = url
             report.count("offered")
