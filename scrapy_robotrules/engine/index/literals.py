@@ -12,13 +12,19 @@ ranked and its prefix tested from flat arrays, and most (one piece after
 a prefix, maybe ending the path) are decided from where the automaton saw
 their needle last. Only the others are read again from the file, in rank
 order, until one matches.
+
+Needles of one repeated character (``a``, ``aa``... ``a`` * 64) are kept out
+of the automaton: nested in one another, they are reported many times at
+every character of a run, and no arrangement of pieces reads a path of runs
+broken every few characters once. They are found from the path's runs
+instead (:mod:`.runs`), a few scans in C whatever their number.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable
-from itertools import compress, repeat
+from itertools import compress, filterfalse, repeat
 from operator import itemgetter
 
 from ahocorasick_rs import AhoCorasick, Implementation
@@ -27,6 +33,7 @@ from ..patterns import Pattern
 from ..precedence import PrecedenceStrategy
 from .automata import AUTOMATON_BYTES_PER_CHAR, automata
 from .prefixes import PrefixSet
+from .runs import Runs, run_finder, unary_needles
 from .wildcards import ENDS, FIND
 
 __all__ = ["AUTOMATON_MIN", "ROOT", "SLASH", "Literals"]
@@ -39,10 +46,8 @@ ROOT, SLASH = -2, -1
 # The automaton reads a path in overlapping pieces this many characters
 # apart: short ones, so that a run of one character is many equal pieces
 # read once, or long ones when the short ones are mostly distinct (fewer
-# calls); past twice the path length plus this many reports, it gives up
-# (see Literals).
-_STRIDE, _LONG_STRIDE = 448, 4096
-_REPORTS = 10_000
+# calls, each with fewer reports than a flood could hold in memory at once).
+_STRIDE, _LONG_STRIDE = 448, 2048
 NEEDLE = 64
 """Needles are cut to this many characters: a rule with a longer one is read again to be tried."""
 # Patterns read again and kept at once; what one weighs (an upper estimate).
@@ -64,10 +69,13 @@ class Literals:
     process's cache (:mod:`.automata`): taken back under its budget of
     bytes, it is built again from the needles on the next check.
 
-    An automaton reports every needle ending at every position: needles that
-    are suffixes of one another (``a``, ``aa``, ``aaa``...) against a path of
-    ``a`` report many times per character. Past a budget of reports, every
-    rule is tried one by one in rank order instead, from the same arrays.
+    An automaton reports every needle ending at every position, so needles
+    that are suffixes of one another report many times per character of a
+    path that holds them all. Those of one repeated character (``a``,
+    ``aa``...: the many nested in a run of it) are left to :class:`.Runs`;
+    the others report at most once per needle length at each character, a
+    bound in the path's length whatever the number of rules (no rule is
+    ever tried one by one against the path).
     """
 
     __slots__ = (
@@ -76,19 +84,20 @@ class Literals:
         "_cache",
         "_codes",
         "_first",
+        "_kept",
         "_needle_of",
         "_needles",
         "_next",
-        "_order",
         "_overlap",
         "_pattern_at",
         "_prefix_ids",
         "_prefix_one",
         "_prefixes",
         "_priorities",
+        "_run_finder",
         "_shapes",
-        "_split",
         "_strategy",
+        "_unary",
         "_unbuilt",
         "_weight",
         "read_again",
@@ -112,8 +121,6 @@ class Literals:
         self._priorities = array("i" if wide else "H", priorities)
         self._pattern_at = pattern_at
         self._cache: dict[int, Pattern] = {}
-        self._order: array[int] | None = None
-        self._split: list[str] | None = None
         self.read_again = 0
         """Rules read again from the file to be tried (for tests: work, not time)."""
         # Any part of a needle will do: found, its rules are checked in
@@ -156,6 +163,15 @@ class Literals:
             self._needle_of = array("i", map(number.__getitem__, firsts))
             short = list(ids)
         self._overlap = min(longest, NEEDLE) - 1
+        # Needles of one repeated character: found from the path's runs, not
+        # by the automaton (built from the others, ``_kept``: automaton
+        # index -> needle).
+        unary = unary_needles(short)
+        self._unary = unary or None
+        self._run_finder = run_finder({char for char, _ in unary.values()}) if unary else None
+        self._kept: array[int] | None = None
+        if unary:
+            self._kept = array("i", filterfalse(unary.__contains__, range(len(short))))
         # What the automaton is built again from, once the process-wide
         # cache took it back: one string (normalised needles hold no "\n").
         self._needles = "\n".join(short)
@@ -177,6 +193,8 @@ class Literals:
         if needles is None:
             needles = self._needles.split("\n")
         self._unbuilt = None
+        if self._kept is not None:
+            needles = list(map(needles.__getitem__, self._kept))
         automaton = AhoCorasick(
             needles, store_patterns=False, implementation=Implementation.ContiguousNFA
         )
@@ -191,8 +209,6 @@ class Literals:
         """
         self._automaton = None
         self._cache = {}
-        self._order = None
-        self._split = None
 
     @property
     def has_automaton(self) -> bool:
@@ -208,18 +224,19 @@ class Literals:
             self._cache[rule] = pattern
         return pattern
 
-    def present(self, path: str) -> dict[int, tuple[int, tuple[int, int, int]]] | None:
-        """The needles in ``path``, each with where it was seen last, or ``None`` on a flood.
+    def present(self, path: str) -> dict[int, tuple[int, tuple[int, int, int]]]:
+        """The needles in ``path`` (but those of one repeated character), each with where
+        it was seen last.
 
         Where: (start of the piece of path read, (needle, start, end) in that piece).
         The path is read in overlapping pieces, a piece that repeats once
-        only, where it is last: a run of one character (or of text
-        repeating every few characters) is one piece read once, not
-        hundreds of thousands of reports of the needles nested in it (issue
-        12: 200,000 reports, 26 ms, for ``/*a...a`` rules against a run of
-        100,000 ``a``). A path whose short pieces are mostly distinct is
+        only, where it is last: text repeating every few characters is one
+        piece read once. A path whose short pieces are mostly distinct is
         read in long ones: fewer calls.
         """
+        kept = self._kept
+        if kept is not None and not kept:
+            return {}
         overlap, size = self._overlap, len(path)
         if size <= _STRIDE + overlap:
             pieces = {path: 0}
@@ -229,7 +246,6 @@ class Literals:
             # pieces cost fewer calls.
             if 2 * (len(pieces) - 2) > (size - overlap) // _STRIDE:
                 pieces = _pieces(path, _LONG_STRIDE, overlap)
-        budget = 2 * size + _REPORTS
         found: dict[int, tuple[int, tuple[int, int, int]]] = {}
         find = self._matcher().find_matches_as_indexes
         # Read in path order: a needle's last piece is read last.
@@ -237,12 +253,12 @@ class Literals:
             matches = find(piece, overlapping=True)
             if not matches:
                 continue
-            budget -= len(matches)
-            if budget < 0:
-                return None
             # Matches come by end: the last of a needle is where it was seen
             # last. Kept per report in C, then per needle with the piece's start.
-            last = dict(zip(map(_FIRST, matches), matches, strict=True))
+            ids = map(_FIRST, matches)
+            if kept is not None:
+                ids = map(kept.__getitem__, ids)
+            last = dict(zip(ids, matches, strict=True))
             found.update(zip(last, zip(repeat(start), last.values(), strict=False), strict=True))
         return found
 
@@ -256,16 +272,21 @@ class Literals:
     def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
         """The best-ranked matching rule, if it ranks above ``best``."""
         found = self.present(path)
-        if found is None:
-            return self._scan_all(path, best_rank, best)
-        if not found:
+        unary, runs = self._unary, None
+        needles: Iterable[int] = found
+        if unary is not None and self._run_finder is not None:
+            runs = Runs(path, self._run_finder)
+            # A needle of one character repeated is in the path if a run is as long.
+            there = [i for i, (char, length) in unary.items() if runs.longest(char, 0) >= length]
+            needles = [*found, *there] if there else found
+        if not found and needles is found:
             return best_rank, best
         first, following = self._first, self._next
         if first is None or following is None:
-            candidates = list(found)
+            candidates = list(needles)
         else:
             candidates = []
-            for needle in found:
+            for needle in needles:
                 rule = first[needle]
                 while rule >= 0:
                     candidates.append(rule)
@@ -290,16 +311,27 @@ class Literals:
         for rank, rule in ranked or zip(ranks, candidates, strict=True):
             if rank >= best_rank:
                 break
-            where, (_, start, end) = found[rule if needle_of is None else needle_of[rule]]
-            start += where
+            needle = rule if needle_of is None else needle_of[rule]
             offset = self._offset(rule)
-            if start < offset:
-                continue  # seen last before the prefix's end: nowhere after it
             shape = shapes[rule]
+            if runs is not None and unary is not None and needle in unary:
+                char, length = unary[needle]
+                if shape == ENDS:
+                    matched = runs.trailing(char) >= length and size - length >= offset
+                else:
+                    matched = runs.longest(char, offset) >= length
+                    if matched and shape != FIND:
+                        matched = self._pattern(rule).matches(path)
+                if matched:
+                    return rank, codes[rule]
+                continue
+            where, (_, start, end) = found[needle]
+            if where + start < offset:
+                continue  # seen last before the prefix's end: nowhere after it
             if shape == FIND or (shape == ENDS and where + end == size):
-                return rank, self._codes[rule]
+                return rank, codes[rule]
             if shape not in (FIND, ENDS) and self._pattern(rule).matches(path):
-                return rank, self._codes[rule]
+                return rank, codes[rule]
         return best_rank, best
 
     def _offset(self, rule: int) -> int:
@@ -310,51 +342,6 @@ class Literals:
             return prefix - ROOT  # "" or "/"
         prefixes = self._prefixes
         return 0 if prefixes is None else len(prefixes.items[prefix])
-
-    def _scan_all(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
-        """Every rule in rank order, when the automaton reports too often (see the class)."""
-        order, needles = self._order, self._split
-        if order is None or needles is None:
-            ranks = self._strategy.ranks(self._codes, self._priorities)
-            order = array("i", sorted(range(len(ranks)), key=ranks.__getitem__))
-            del ranks
-            needles = self._needles.split("\n")
-            if self._automaton is not None:
-                # Kept while the automaton is: weighed with it.
-                self._order, self._split = order, needles
-                extra = 4 * len(order) + 64 * len(needles) + 2 * len(self._needles)
-                automata.admit(self, self._weight + extra, built=False)
-        return self.try_in_order(order, path, best_rank, best, needles)
-
-    def try_in_order(
-        self, rules: Iterable[int], path: str, best_rank: int, best: int, needles: list[str]
-    ) -> tuple[int, int]:
-        """The first of ``rules`` (in rank order) that matches, if it ranks above ``best``."""
-        shapes, needle_of = self._shapes, self._needle_of
-        codes, priorities, rank_of = self._codes, self._priorities, self._strategy.rank
-        prefixed, prefix_ids, one = self._prefixed(path), self._prefix_ids, self._prefix_one
-        for rule in rules:
-            code = codes[rule]
-            rank = rank_of(code >> 1, bool(code & 1), priorities[rule])
-            if rank >= best_rank:
-                break
-            if (
-                prefixed is not None
-                and (one if prefix_ids is None else prefix_ids[rule]) not in prefixed
-            ):
-                continue
-            shape = shapes[rule]
-            if shape == FIND:
-                piece = needles[rule if needle_of is None else needle_of[rule]]
-                matched = path.find(piece, self._offset(rule)) >= 0
-            elif shape == ENDS:
-                piece = needles[rule if needle_of is None else needle_of[rule]]
-                matched = path.endswith(piece) and len(path) - len(piece) >= self._offset(rule)
-            else:
-                matched = self._pattern(rule).matches(path)
-            if matched:
-                return rank, self._codes[rule]
-        return best_rank, best
 
 
 def _pieces(path: str, stride: int, overlap: int) -> dict[str, int]:
