@@ -19,8 +19,12 @@ one; memory held per file, after both checks, at most 4 times its size.
 
 Then paths built against each of those files, at both lengths: a path made
 of the file's own literals (it finds thousands of its rules) and, for the
-nested literals, a run of ``a`` (many reports per character). Each repeat
-checks another path, so nothing read for one is reused; same targets.
+nested literals, a run of ``a`` and runs of ``a`` broken by two random
+characters every 442 or 64 (no piece of the path repeats, yet each ``a``
+holds the needles made of ``a`` alone). The nested literals come again with
+the rules ``/*a`` ... ``/*a{64}`` besides (64 needles nested in every run,
+the file cut to stay within ``ROBOTRULES_MAX_SIZE``). Each repeat checks
+another path, so nothing read for one is reused; same targets.
 ``--paths-only`` prints this table alone.
 
 Memory is shown three ways. ``python``: Python's objects one file holds
@@ -178,22 +182,45 @@ def needle_paths(body: bytes, length: int, count: int = 3) -> list[str]:
     return paths
 
 
+DEEP = "nested + /*a .. /*a{64}"
+"""The nested literals with 64 rules of ``a`` alone besides (issue 12, case b)."""
+
+
+def path_family(name: str) -> bytes:
+    """The body a row of the paths table checks: a family, or the nested literals made deep."""
+    if name != DEEP:
+        return family(name)
+    deep = "".join(f"Disallow: /*{'a' * k}\n" for k in range(1, 65)).encode()
+    return family("nested literals", FAMILY_SIZE - len(deep)) + deep
+
+
+def broken_runs(length: int, every: int, seed: int) -> str:
+    """Runs of ``a`` broken by two random characters every ``every``: no piece repeats."""
+    rnd = random.Random(seed)
+    runs = [
+        "a" * (every - 2) + "".join(rnd.choices(_ALNUM, k=2)) for _ in range(length // every + 1)
+    ]
+    return ("/" + "".join(runs))[:length]
+
+
 def adversarial_paths(name: str, body: bytes, length: int, count: int) -> dict[str, list[str]]:
-    """Paths built against one family: its needles, and for nested literals a run of ``a``."""
+    """Paths built against one family: its needles, and for nested literals runs of ``a``."""
     found = {"own needles": needle_paths(body, length, count)}
-    if name == "nested literals":
+    if name in ("nested literals", DEEP):
         found["run of a"] = ["/" + "a" * (length - 1)]
+        for every in (442, 64):
+            found[f"a runs broken /{every}"] = [broken_runs(length, every, k) for k in range(count)]
     return found
 
 
 def run_paths() -> bool:
     """Print checks on paths built against each family; whether every one passed."""
-    header = f"{'path built against the file':<34} {'mode':<14} {'2,083 ch':>9} {'100k ch':>9}"
+    header = f"{'path built against the file':<48} {'mode':<14} {'2,083 ch':>9} {'100k ch':>9}"
     print(f"\n{header}  verdict")
-    print(f"{'targets':<34} {'':<14} {'<= 2 ms':>9} {'<= 20 ms':>9}")
+    print(f"{'targets':<48} {'':<14} {'<= 2 ms':>9} {'<= 20 ms':>9}")
     passed = True
-    for name in FAMILIES:
-        body = family(name)
+    for name in (*FAMILIES, DEEP):
+        body = path_family(name)
         for mode in MODES:
             robots = RobotsTxt.parse(body)
             robots.allowed("/index.html", "bot", mode)
@@ -213,7 +240,7 @@ def run_paths() -> bool:
                 passed = passed and ok
                 label = f"{name}: {kind}"
                 print(
-                    f"{label:<34} {mode:<14} {times[0] * 1e3:>6.2f} ms {times[1] * 1e3:>6.2f} ms  "
+                    f"{label:<48} {mode:<14} {times[0] * 1e3:>6.2f} ms {times[1] * 1e3:>6.2f} ms  "
                     f"{'PASS' if ok else 'FAIL'}"
                 )
     return passed
