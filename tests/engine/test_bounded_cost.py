@@ -263,17 +263,21 @@ class Ranked:
 
 
 def check_counted(
-    monkeypatch: pytest.MonkeyPatch, lines: list[str], path: str, mode: str
+    monkeypatch: pytest.MonkeyPatch, robots: RobotsTxt, lines: list[str], path: str, mode: str
 ) -> tuple[int, int, int]:
-    """(reports, rules ranked but not in the path, rules tried one by one) of one check;
-    its decision checked."""
-    robots = RobotsTxt.parse("\n".join(["User-agent: *", *lines, ""]))
+    """(reports, rules ranked but not in the path, rules tried one by one) of one check
+    of ``robots`` (made of ``lines``); its decision checked."""
     robots.allowed("/", "bot", mode)  # reads the group
-    reports, ranked, tried = Reports(monkeypatch), Ranked(monkeypatch), TriedRules(monkeypatch)
-    decision = robots.explain(path, "bot", mode)
+    with monkeypatch.context() as patched:
+        reports, ranked, tried = Reports(patched), Ranked(patched), TriedRules(patched)
+        decision = robots.explain(path, "bot", mode)
     assert (decision.rule and decision.rule.line) == expected_line(lines, path, mode)
     there = sum(text.split("*", 1)[1] in path[1:] for text in lines)
     return reports.count, ranked.count - there, tried.count
+
+
+def parsed(lines: list[str]) -> RobotsTxt:
+    return RobotsTxt.parse("\n".join(["User-agent: *", *lines, ""]))
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
@@ -282,8 +286,8 @@ def test_runs_broken_every_few_characters_report_little(
 ) -> None:
     """Issue 12, case (a): no piece of the path repeats, and each ``a`` held the needles
     of ``a`` alone (two reports a character, 200,000 on the 500 KiB file)."""
-    path = broken_runs(100_000)
-    reports, ranked, tried = check_counted(monkeypatch, nested_lines(3000), path, mode)
+    path, lines = broken_runs(100_000), nested_lines(3000)
+    reports, ranked, tried = check_counted(monkeypatch, parsed(lines), lines, path, mode)
     assert (reports < len(path) // 20, ranked, tried) == (True, 0, 0), (reports, ranked, tried)
 
 
@@ -295,7 +299,7 @@ def test_deep_chains_of_one_character_report_little(
     each ``a``: too many reports, and every rule was then tried one by one."""
     lines = nested_lines(3000) + [f"Disallow: /*{'a' * k}" for k in range(1, 65)]
     path = broken_runs(100_000, every=64)
-    reports, ranked, tried = check_counted(monkeypatch, lines, path, mode)
+    reports, ranked, tried = check_counted(monkeypatch, parsed(lines), lines, path, mode)
     assert (reports < len(path) // 20, ranked, tried) == (True, 0, 0), (reports, ranked, tried)
 
 
@@ -309,10 +313,20 @@ def test_a_flood_of_reports_tries_no_rule_one_by_one(
     (3,000 above them in every mode, none in the path)."""
     chain = [f"Disallow: /*{('ab' * 32)[:k]}" for k in range(2, 65)]
     absent = [f"Allow: /*{'z' * 60}{i:05}" for i in range(3000)]
-    path = broken_runs(20_000, every=64).replace("a" * 62, "ab" * 31)
-    reports, ranked, tried = check_counted(monkeypatch, absent + chain, path, mode)
-    assert (ranked, tried) == (0, 0), (ranked, tried)
-    assert reports <= 64 * len(path), reports
+    robots = RobotsTxt.parse("\n".join(["User-agent: *", *absent, *chain, ""]))
+    for seed in (2, 3):
+        path = broken_runs(20_000, every=64, seed=seed).replace("a" * 62, "ab" * 31)
+        reports, ranked, tried = check_counted(monkeypatch, robots, absent + chain, path, mode)
+        assert (ranked, tried) == (0, 0), (ranked, tried)
+        if seed == 2:
+            # The first flood stops soon past its budget (16 reports a character
+            # in all): the needles are looked through for periodic ones.
+            assert reports < 5 * len(path), reports
+        else:
+            # Those (``abab``, ``ababa``...) are found from the runs since; ``ab``
+            # and ``aba``, shorter than two periods, still report: about one a
+            # character.
+            assert reports < 2 * len(path), reports
 
 
 @settings(max_examples=50 * SCALE, deadline=None)
@@ -337,8 +351,43 @@ def test_needles_of_one_character_decide_as_the_reference(
     lines = [f"{directive}: {form.format(char * count)}" for directive, form, char, count in rules]
     lines += [f"Disallow: /*x{i}y" for i in range(70)]  # above AUTOMATON_MIN
     content = "\n".join(["User-agent: *", *lines, ""]).encode()
-    path = "/" + "".join(char * count for char, count in runs)
+    text = "".join(char * count for char, count in runs)
+    path = ("/b" if text.startswith("/") else "/") + text  # "//..." names a host
     check_document(RobotsTxt, content, None, ["FooBot"], [path, "/p" + path, path + "b"])
+
+
+@settings(max_examples=50 * SCALE, deadline=None)
+@given(
+    rules=st.lists(
+        st.tuples(
+            st.sampled_from(["Allow", "Disallow"]),
+            st.sampled_from(["/*{}", "/*{}$", "/x*{}", "/*{}*b", "/*b{}"]),
+            st.sampled_from(["ab", "ba", "aab", "a%2F", "/a"]),
+            st.integers(2, 70),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    runs=st.lists(
+        st.tuples(st.sampled_from(["ab", "ba", "aab", "a%2F", "/a", "x", "b"]), st.integers(1, 40))
+    ),
+    cut=st.integers(0, 3),
+)
+def test_periodic_needles_decide_as_the_reference(
+    rules: list[tuple[str, str, str, int]], runs: list[tuple[str, int]], cut: int
+) -> None:
+    """``abab``, ``ababa``... are found from the path's runs once a flood showed them
+    (here any report is one): in phase or not, after a prefix, ending the path, cut."""
+    lines = [
+        f"{directive}: {form.format((root * 40)[:count])}" for directive, form, root, count in rules
+    ]
+    lines += [f"Disallow: /*x{i}y" for i in range(70)]  # above AUTOMATON_MIN
+    content = "\n".join(["User-agent: *", *lines, ""]).encode()
+    text = "".join(unit * count for unit, count in runs)
+    path = "/x" + text[: len(text) - cut]
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(literals, "FLOOD_REPORTS", -(10**9))
+        check_document(RobotsTxt, content, None, ["FooBot"], [path, path + "b", "/b" + path])
 
 
 @settings(max_examples=50 * SCALE, deadline=None)

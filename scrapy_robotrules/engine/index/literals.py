@@ -13,15 +13,17 @@ a prefix, maybe ending the path) are decided from where the automaton saw
 their needle last. Only the others are read again from the file, in rank
 order, until one matches.
 
-Needles of one repeated character (``a``, ``aa``... ``a`` * 64) are kept out
-of the automaton: nested in one another, they are reported many times at
-every character of a run, and no arrangement of pieces reads a path of runs
-broken every few characters once. They are found from the path's runs
-instead (:mod:`.runs`), a few scans in C whatever their number.
+Periodic needles (``a``, ``aa``... ``a`` * 64; ``abab``, ``ababa``...) are
+kept out of the automaton: nested in one another, they are reported many
+times at every character of a run, and no arrangement of pieces reads a path
+of runs broken every few characters once. They are found from the path's
+periodic runs instead (:mod:`.runs`), a scan in C per period whatever their
+number.
 """
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Callable, Iterable
 from itertools import compress, filterfalse, repeat
@@ -33,10 +35,10 @@ from ..patterns import Pattern
 from ..precedence import PrecedenceStrategy
 from .automata import AUTOMATON_BYTES_PER_CHAR, automata
 from .prefixes import PrefixSet
-from .runs import Runs, run_finder, unary_needles
+from .runs import Runs, finder, periodic_needles, unary_needles
 from .wildcards import ENDS, FIND
 
-__all__ = ["AUTOMATON_MIN", "ROOT", "SLASH", "Literals"]
+__all__ = ["AUTOMATON_MIN", "FLOOD_REPORTS", "ROOT", "SLASH", "Literals"]
 
 AUTOMATON_MIN = 64
 """From this many wildcard rules with a literal after a ``*``, they are found by
@@ -48,6 +50,9 @@ ROOT, SLASH = -2, -1
 # read once, or long ones when the short ones are mostly distinct (fewer
 # calls, each with fewer reports than a flood could hold in memory at once).
 _STRIDE, _LONG_STRIDE = 448, 2048
+FLOOD_REPORTS = 10_000
+"""Past twice the path's length plus this many reports, the needles are looked
+through for periodic ones, once (see :class:`Literals`)."""
 NEEDLE = 64
 """Needles are cut to this many characters: a rule with a longer one is read again to be tried."""
 # Patterns read again and kept at once; what one weighs (an upper estimate).
@@ -71,11 +76,14 @@ class Literals:
 
     An automaton reports every needle ending at every position, so needles
     that are suffixes of one another report many times per character of a
-    path that holds them all. Those of one repeated character (``a``,
-    ``aa``...: the many nested in a run of it) are left to :class:`.Runs`;
-    the others report at most once per needle length at each character, a
-    bound in the path's length whatever the number of rules (no rule is
-    ever tried one by one against the path).
+    path that holds them all. Periodic needles (``a``, ``aa``...; ``abab``,
+    ``ababa``...: the many nested in a run) are left to :class:`.Runs`:
+    those of one repeated character from the start, the others once a path
+    brings a flood of reports (looking for them costs a few milliseconds a
+    large file, and the automaton is built again without them). The rest
+    report at most once per needle length at each character: a bound in the
+    path's length whatever the number of rules (no rule is ever tried one by
+    one against the path).
     """
 
     __slots__ = (
@@ -83,6 +91,7 @@ class Literals:
         "_automaton",
         "_cache",
         "_codes",
+        "_finders",
         "_first",
         "_kept",
         "_needle_of",
@@ -90,14 +99,15 @@ class Literals:
         "_next",
         "_overlap",
         "_pattern_at",
+        "_periodic",
+        "_periods_checked",
         "_prefix_ids",
         "_prefix_one",
         "_prefixes",
         "_priorities",
-        "_run_finder",
+        "_roots",
         "_shapes",
         "_strategy",
-        "_unary",
         "_unbuilt",
         "_weight",
         "read_again",
@@ -165,13 +175,13 @@ class Literals:
         self._overlap = min(longest, NEEDLE) - 1
         # Needles of one repeated character: found from the path's runs, not
         # by the automaton (built from the others, ``_kept``: automaton
-        # index -> needle).
-        unary = unary_needles(short)
-        self._unary = unary or None
-        self._run_finder = run_finder({char for char, _ in unary.values()}) if unary else None
+        # index -> needle). Other periodic ones join them after a flood.
+        self._periodic: dict[int, tuple[str, int]] | None = None
+        self._roots: dict[int, set[str]] = {}
+        self._finders: dict[int, re.Pattern[str]] = {}
         self._kept: array[int] | None = None
-        if unary:
-            self._kept = array("i", filterfalse(unary.__contains__, range(len(short))))
+        self._periods_checked = False
+        self._leave_periodic(unary_needles(short), len(short))
         # What the automaton is built again from, once the process-wide
         # cache took it back: one string (normalised needles hold no "\n").
         self._needles = "\n".join(short)
@@ -182,6 +192,31 @@ class Literals:
         self._automaton: AhoCorasick | None = None
         # Built on the first check, from these (no need to split the string).
         self._unbuilt: list[str] | None = short
+
+    def _leave_periodic(self, periodic: dict[int, tuple[str, int]], count: int) -> None:
+        """Leave ``periodic`` needles (index -> (root, length)) to :class:`.Runs`."""
+        if not periodic:
+            return
+        known = self._periodic = {**(self._periodic or {}), **periodic}
+        for root, _ in periodic.values():
+            self._roots.setdefault(len(root), set()).add(root)
+        self._finders = {
+            period: finder(period, "".join(roots)) for period, roots in self._roots.items()
+        }
+        self._kept = array("i", filterfalse(known.__contains__, range(count)))
+
+    def _flooded(self) -> bool:
+        """After a flood of reports: whether periodic needles were left out of the automaton
+        (built again without them), which only needs doing once."""
+        self._periods_checked = True
+        needles = self._needles.split("\n")
+        periodic = periodic_needles(needles)
+        if not periodic:
+            return False
+        self._leave_periodic(periodic, len(needles))
+        self._automaton = None
+        self._unbuilt = needles
+        return True
 
     def _matcher(self) -> AhoCorasick:
         """The automaton, built (and admitted to the process's cache) if it was taken back."""
@@ -248,11 +283,15 @@ class Literals:
                 pieces = _pieces(path, _LONG_STRIDE, overlap)
         found: dict[int, tuple[int, tuple[int, int, int]]] = {}
         find = self._matcher().find_matches_as_indexes
+        budget = 2 * size + FLOOD_REPORTS
         # Read in path order: a needle's last piece is read last.
         for piece, start in pieces.items():
             matches = find(piece, overlapping=True)
             if not matches:
                 continue
+            budget -= len(matches)
+            if budget < 0 and not self._periods_checked and self._flooded():
+                return self.present(path)
             # Matches come by end: the last of a needle is where it was seen
             # last. Kept per report in C, then per needle with the piece's start.
             ids = map(_FIRST, matches)
@@ -272,12 +311,12 @@ class Literals:
     def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
         """The best-ranked matching rule, if it ranks above ``best``."""
         found = self.present(path)
-        unary, runs = self._unary, None
+        periodic, runs = self._periodic, None
         needles: Iterable[int] = found
-        if unary is not None and self._run_finder is not None:
-            runs = Runs(path, self._run_finder)
-            # A needle of one character repeated is in the path if a run is as long.
-            there = [i for i, (char, length) in unary.items() if runs.longest(char, 0) >= length]
+        if periodic is not None:
+            runs = Runs(path, self._roots, self._finders)
+            # A periodic needle is in the path if a run in phase with it is as long.
+            there = [i for i, (root, size) in periodic.items() if runs.longest(root, 0) >= size]
             needles = [*found, *there] if there else found
         if not found and needles is found:
             return best_rank, best
@@ -314,12 +353,13 @@ class Literals:
             needle = rule if needle_of is None else needle_of[rule]
             offset = self._offset(rule)
             shape = shapes[rule]
-            if runs is not None and unary is not None and needle in unary:
-                char, length = unary[needle]
+            if runs is not None and periodic is not None and needle in periodic:
+                root, length = periodic[needle]
                 if shape == ENDS:
-                    matched = runs.trailing(char) >= length and size - length >= offset
+                    text = (root * (length // len(root) + 1))[:length]
+                    matched = path.endswith(text) and size - length >= offset
                 else:
-                    matched = runs.longest(char, offset) >= length
+                    matched = runs.longest(root, offset) >= length
                     if matched and shape != FIND:
                         matched = self._pattern(rule).matches(path)
                 if matched:
