@@ -329,6 +329,65 @@ def test_a_flood_of_reports_tries_no_rule_one_by_one(
             assert reports < 2 * len(path), reports
 
 
+def window_lines(seed: int = 3) -> tuple[list[str], str]:
+    """Rules ``/*<w>`` for every window ``w`` of 6 to 20 characters of a random text
+    (nested in one another, with no period), and the text twice."""
+    text = "".join(random.Random(seed).choices(ALNUM, k=40)) * 2
+    return [f"Disallow: /*{text[i : i + k]}" for k in range(6, 21) for i in range(40)], text
+
+
+def window_path(text: str, length: int, seed: int) -> str:
+    """Windows of 20 characters of ``text`` broken by two random ones: no piece repeats."""
+    rnd = random.Random(seed)
+    pieces = ["/"]
+    while sum(map(len, pieces)) < length:
+        start = rnd.randrange(40)
+        pieces.append(text[start : start + 20] + "".join(rnd.choices(ALNUM, k=2)))
+    return "".join(pieces)[:length]
+
+
+@pytest.mark.parametrize("mode", PRECEDENCES)
+def test_a_flood_without_a_period_is_not_read_to_its_end(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Nested needles with no period report up to 15 times a character: past the flood's
+    budget, the rules are walked in rank order from what was read (300 absent ones
+    first, searched for in the unread end) instead of reading on."""
+    windows, text = window_lines()
+    absent = [f"Allow: /*{'z' * 30}{i:04}" for i in range(300)]
+    lines = absent + windows
+    path = window_path(text, 20_000, seed=1)
+    reports, _, tried = check_counted(monkeypatch, parsed(lines), lines, path, mode)
+    assert (reports < 3 * len(path), tried) == (True, 0), (reports, tried)
+
+
+@settings(max_examples=50 * SCALE, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="abc/", min_size=1, max_size=9), min_size=1, max_size=30),
+    forms=st.lists(st.sampled_from(["/*{}", "/*{}$", "/x*{}", "/*{}*b", "*{}", "/c*{}*a$"])),
+    seed=st.integers(0, 2**32),
+    flood=st.sampled_from([-(10**9), -2000, 0]),
+)
+def test_a_flood_walked_in_rank_order_decides_as_the_reference(
+    texts: list[str], forms: list[str], seed: int, flood: int
+) -> None:
+    """Short needles of three letters against a path of them: the path floods at once
+    (or after a few pieces), and the rules are walked in rank order, decided from what
+    was read or searched for in the rest, or the rest is read when that costs less."""
+    rnd = random.Random(seed)
+    forms = forms or ["/*{}"]
+    lines = [
+        f"{rnd.choice(['Allow', 'Disallow'])}: " + forms[i % len(forms)].format(text)
+        for i, text in enumerate(texts)
+    ]
+    lines += [f"Disallow: /*x{i}y" for i in range(70)]  # above AUTOMATON_MIN
+    content = "\n".join(["User-agent: *", *lines, ""]).encode()
+    path = "".join(rnd.choices("abcx/", weights=[5, 5, 3, 1, 1], k=rnd.randint(400, 2500)))
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(literals, "FLOOD_REPORTS", flood)
+        check_document(RobotsTxt, content, None, ["FooBot"], ["/x" + path, "/c" + path + "a"])
+
+
 @settings(max_examples=50 * SCALE, deadline=None)
 @given(
     rules=st.lists(

@@ -26,14 +26,15 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable, Iterable
-from itertools import compress, filterfalse, repeat
-from operator import itemgetter
+from itertools import compress, filterfalse
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from ..patterns import Pattern
 from ..precedence import PrecedenceStrategy
 from .automata import AUTOMATON_BYTES_PER_CHAR, automata
+from .floods import Floods
+from .pieces import Found, read, split
 from .prefixes import PrefixSet
 from .runs import Runs, finder, periodic_needles, unary_needles
 from .wildcards import ENDS, FIND
@@ -45,23 +46,17 @@ AUTOMATON_MIN = 64
 an automaton; fewer cost less scanned one by one."""
 ROOT, SLASH = -2, -1
 """Prefix ids of rules whose text before the ``*`` is empty, or ``/``: every path has it."""
-# The automaton reads a path in overlapping pieces this many characters
-# apart: short ones, so that a run of one character is many equal pieces
-# read once, or long ones when the short ones are mostly distinct (fewer
-# calls, each with fewer reports than a flood could hold in memory at once).
-_STRIDE, _LONG_STRIDE = 448, 2048
 FLOOD_REPORTS = 10_000
-"""Past twice the path's length plus this many reports, the needles are looked
-through for periodic ones, once (see :class:`Literals`)."""
+"""Past twice the path's length plus this many reports, a path floods the automaton
+(see :class:`Literals`)."""
 NEEDLE = 64
 """Needles are cut to this many characters: a rule with a longer one is read again to be tried."""
 # Patterns read again and kept at once; what one weighs (an upper estimate).
 _CACHED = 4096
 _PATTERN_BYTES = 512
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
-class Literals:
+class Literals(Floods):
     """Wildcard rules with a needle, found by an automaton.
 
     The rules themselves are not kept: per rule, flat arrays hold its code
@@ -97,6 +92,7 @@ class Literals:
         "_needle_of",
         "_needles",
         "_next",
+        "_order",
         "_overlap",
         "_pattern_at",
         "_periodic",
@@ -107,6 +103,7 @@ class Literals:
         "_priorities",
         "_roots",
         "_shapes",
+        "_split",
         "_strategy",
         "_unbuilt",
         "_weight",
@@ -131,6 +128,8 @@ class Literals:
         self._priorities = array("i" if wide else "H", priorities)
         self._pattern_at = pattern_at
         self._cache: dict[int, Pattern] = {}
+        self._order: array[int] | None = None
+        self._split: list[str] | None = None
         self.read_again = 0
         """Rules read again from the file to be tried (for tests: work, not time)."""
         # Any part of a needle will do: found, its rules are checked in
@@ -244,6 +243,8 @@ class Literals:
         """
         self._automaton = None
         self._cache = {}
+        self._order = None
+        self._split = None
 
     @property
     def has_automaton(self) -> bool:
@@ -259,47 +260,22 @@ class Literals:
             self._cache[rule] = pattern
         return pattern
 
-    def present(self, path: str) -> dict[int, tuple[int, tuple[int, int, int]]]:
-        """The needles in ``path`` (but those of one repeated character), each with where
-        it was seen last.
-
-        Where: (start of the piece of path read, (needle, start, end) in that piece).
-        The path is read in overlapping pieces, a piece that repeats once
-        only, where it is last: text repeating every few characters is one
-        piece read once. A path whose short pieces are mostly distinct is
-        read in long ones: fewer calls.
-        """
+    def present(self, path: str) -> tuple[Found, list[tuple[str, int]] | None]:
+        """The needles in ``path`` (but periodic ones), each with where it was seen last
+        (see :mod:`.pieces`), and after a flood of reports the pieces left unread."""
         kept = self._kept
         if kept is not None and not kept:
-            return {}
-        overlap, size = self._overlap, len(path)
-        if size <= _STRIDE + overlap:
-            pieces = {path: 0}
-        else:
-            pieces = _pieces(path, _STRIDE, overlap)
-            # Mostly distinct (the first and last always are): fewer, longer
-            # pieces cost fewer calls.
-            if 2 * (len(pieces) - 2) > (size - overlap) // _STRIDE:
-                pieces = _pieces(path, _LONG_STRIDE, overlap)
-        found: dict[int, tuple[int, tuple[int, int, int]]] = {}
+            return {}, None
+        pieces = iter(split(path, self._overlap))
+        found: Found = {}
         find = self._matcher().find_matches_as_indexes
-        budget = 2 * size + FLOOD_REPORTS
-        # Read in path order: a needle's last piece is read last.
-        for piece, start in pieces.items():
-            matches = find(piece, overlapping=True)
-            if not matches:
-                continue
-            budget -= len(matches)
-            if budget < 0 and not self._periods_checked and self._flooded():
-                return self.present(path)
-            # Matches come by end: the last of a needle is where it was seen
-            # last. Kept per report in C, then per needle with the piece's start.
-            ids = map(_FIRST, matches)
-            if kept is not None:
-                ids = map(kept.__getitem__, ids)
-            last = dict(zip(ids, matches, strict=True))
-            found.update(zip(last, zip(repeat(start), last.values(), strict=False), strict=True))
-        return found
+        if read(find, pieces, found, kept, 2 * len(path) + FLOOD_REPORTS) >= 0:
+            return found, None
+        if not self._periods_checked and self._flooded():
+            return self.present(path)
+        # Stopped past the budget: the rest is read only if the rules cannot be
+        # decided without it (see _walk).
+        return found, list(pieces)
 
     def _prefixed(self, path: str) -> set[int] | None:
         """Ids of the prefixes ``path`` starts with; ``None``: every rule's prefix is a root one."""
@@ -310,13 +286,31 @@ class Literals:
 
     def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
         """The best-ranked matching rule, if it ranks above ``best``."""
-        found = self.present(path)
-        periodic, runs = self._periodic, None
+        found, unread = self.present(path)
+        runs = None if self._periodic is None else Runs(path, self._roots, self._finders)
+        if unread is not None:
+            # Searching the unread end for a rule costs about as much as a
+            # report or two for each of its characters.
+            cut = unread[0][1] if unread else len(path)
+            searches = 64 + 128 * max(2 * len(path) + FLOOD_REPORTS, 0) // max(cut, 1)
+            decided = self._walk(
+                path,
+                found=found,
+                unread=unread,
+                runs=runs,
+                best_rank=best_rank,
+                best=best,
+                searches=searches,
+            )
+            if decided is not None:
+                return decided
+            if unread:
+                read(self._matcher().find_matches_as_indexes, unread, found, self._kept, 1 << 62)
         needles: Iterable[int] = found
-        if periodic is not None:
-            runs = Runs(path, self._roots, self._finders)
+        if runs is not None and self._periodic is not None:
             # A periodic needle is in the path if a run in phase with it is as long.
-            there = [i for i, (root, size) in periodic.items() if runs.longest(root, 0) >= size]
+            longest, periodic = runs.longest, self._periodic.items()
+            there = [i for i, (root, size) in periodic if longest(root, 0) >= size]
             needles = [*found, *there] if there else found
         if not found and needles is found:
             return best_rank, best
@@ -351,28 +345,30 @@ class Literals:
             if rank >= best_rank:
                 break
             needle = rule if needle_of is None else needle_of[rule]
-            offset = self._offset(rule)
-            shape = shapes[rule]
-            if runs is not None and periodic is not None and needle in periodic:
-                root, length = periodic[needle]
-                if shape == ENDS:
-                    text = (root * (length // len(root) + 1))[:length]
-                    matched = path.endswith(text) and size - length >= offset
-                else:
-                    matched = runs.longest(root, offset) >= length
-                    if matched and shape != FIND:
-                        matched = self._pattern(rule).matches(path)
-                if matched:
+            if runs is not None and self._periodic is not None and needle in self._periodic:
+                if self._in_runs(rule, needle, path, runs):
                     return rank, codes[rule]
                 continue
             where, (_, start, end) = found[needle]
-            if where + start < offset:
+            if where + start < self._offset(rule):
                 continue  # seen last before the prefix's end: nowhere after it
+            shape = shapes[rule]
             if shape == FIND or (shape == ENDS and where + end == size):
                 return rank, codes[rule]
             if shape not in (FIND, ENDS) and self._pattern(rule).matches(path):
                 return rank, codes[rule]
         return best_rank, best
+
+    def _in_runs(self, rule: int, needle: int, path: str, runs: Runs) -> bool:
+        """Whether the rule of a periodic needle matches, from the path's runs."""
+        root, length = self._periodic[needle] if self._periodic else ("", 0)
+        offset = self._offset(rule)
+        if self._shapes[rule] == ENDS:
+            text = (root * (length // len(root) + 1))[:length]
+            return path.endswith(text) and len(path) - length >= offset
+        if runs.longest(root, offset) < length:
+            return False
+        return self._shapes[rule] == FIND or self._pattern(rule).matches(path)
 
     def _offset(self, rule: int) -> int:
         """Length of the rule's prefix: where its needle may start in a path."""
@@ -382,18 +378,6 @@ class Literals:
             return prefix - ROOT  # "" or "/"
         prefixes = self._prefixes
         return 0 if prefixes is None else len(prefixes.items[prefix])
-
-
-def _pieces(path: str, stride: int, overlap: int) -> dict[str, int]:
-    """Pieces of ``path`` ``stride`` apart, each with ``overlap`` more characters, each
-    text once with where it starts last, in path order."""
-    starts = range(0, max(len(path) - overlap, 1), stride)
-    width = stride + overlap
-    # A later copy of a text replaces the earlier one's start.
-    pieces = dict(zip([path[at : at + width] for at in starts], starts, strict=True))
-    if len(pieces) < len(starts):
-        pieces = dict(sorted(pieces.items(), key=_SECOND))
-    return pieces
 
 
 def _prefix_ids(
