@@ -25,6 +25,7 @@ __all__ = ["Runs", "finder", "periodic_needles", "unary_needles"]
 
 _FIRST, _LAST = itemgetter(0), itemgetter(-1)
 _HEAD, _TAIL = itemgetter(slice(None, -1)), itemgetter(slice(-2, None))
+_BRANCHES = 8
 
 
 def unary_needles(needles: list[str]) -> dict[int, tuple[str, int]]:
@@ -61,17 +62,25 @@ def periodic_needles(needles: list[str]) -> dict[int, tuple[str, int]]:
     return found
 
 
-def finder(period: int, chars: str = "") -> re.Pattern[str]:
-    """A pattern finding the runs of ``period`` (of ``chars`` when the period is 1).
+def finder(period: int, shortest: dict[str, int] | None = None) -> re.Pattern[str]:
+    """A pattern finding the runs of ``period``.
 
-    Period 1: each run of two or more, whole. Longer: the run's units but
+    Period 1: each run of a character of ``shortest`` at least as long as
+    its value there (the shortest needle of it but those of one), whole. Longer: the run's units but
     the last (matched ahead, so that a run starting inside it is found
     next), its first unit's characters, and the part of a unit after the
     last one. Each run is matched from its first character: the scan is
     linear.
     """
     if period == 1:
-        return re.compile(f"(([{''.join(map(re.escape, sorted(chars)))}])\\2+)")
+        # A few characters: a branch each (``aaa+``: one is a literal the
+        # scan skips to) and no group, so that each run comes as a string,
+        # not a tuple. Many: one back-reference.
+        shortest = shortest or {}
+        if len(shortest) <= _BRANCHES:
+            branches = (re.escape(char * size) + "+" for char, size in sorted(shortest.items()))
+            return re.compile("|".join(branches) or "(?!)")
+        return re.compile(f"(([{''.join(map(re.escape, sorted(shortest)))}])\\2+)")
     unit = "".join(f"\\{k}" for k in range(2, period + 2))
     partial = ""
     for k in range(period, 1, -1):
@@ -96,8 +105,9 @@ class Runs:
     def longest(self, root: str, offset: int) -> int:
         """The longest run in phase with ``root`` in the path from ``offset`` on (0: none).
 
-        For a root of one character, a lone one counts (1); for a longer
-        one, runs of two units or more only.
+        For a root of one character, a lone one counts (1), and runs shorter
+        than its shortest needle but those of one as 1; for a longer root,
+        runs of two units or more only.
         """
         path, period = self._path, len(root)
         if offset and set(root).isdisjoint(path[:offset]):
@@ -117,7 +127,7 @@ class Runs:
         if period == 1:
             # Distinct runs only: a few hundred at most (their lengths add up
             # to at most the path's).
-            for run in set(map(_FIRST, found)):
+            for run in set(map(_FIRST, found) if self._finders[1].groups else found):
                 if len(run) > runs.get(run[0], 0):
                     runs[run[0]] = len(run)
             return runs
