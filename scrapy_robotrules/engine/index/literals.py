@@ -199,16 +199,12 @@ class Literals(Floods):
         known = self._periodic = {**(self._periodic or {}), **periodic}
         for root, _ in periodic.values():
             self._roots.setdefault(len(root), set()).add(root)
-        # Runs of one character shorter than its shortest needle (but one)
-        # need not be found.
+        # Runs of a character shorter than its shortest needle (but one) do not matter.
         shortest: dict[str, int] = {}
         for root, size in known.values():
             if len(root) == 1 and size > 1 and size < shortest.get(root, NEEDLE + 1):
                 shortest[root] = size
-        self._finders = {
-            period: finder(period, shortest if period == 1 else None)
-            for period, roots in self._roots.items()
-        }
+        self._finders = {period: finder(period, shortest) for period in self._roots}
         self._kept = array("i", filterfalse(known.__contains__, range(count)))
 
     def _flooded(self) -> bool:

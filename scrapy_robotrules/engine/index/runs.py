@@ -66,7 +66,8 @@ def finder(period: int, shortest: dict[str, int] | None = None) -> re.Pattern[st
     """A pattern finding the runs of ``period``.
 
     Period 1: each run of a character of ``shortest`` at least as long as
-    its value there (the shortest needle of it but those of one), whole. Longer: the run's units but
+    its value there (the shortest needle of it but those of one), whole;
+    ``shortest`` is not read for longer periods. Longer: the run's units but
     the last (matched ahead, so that a run starting inside it is found
     next), its first unit's characters, and the part of a unit after the
     last one. Each run is matched from its first character: the scan is
