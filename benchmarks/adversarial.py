@@ -21,8 +21,14 @@ one; memory held per file, after both checks, at most 4 times its size.
 
 Then paths built against each of those files, at both lengths: a path made
 of the file's own literals (it finds thousands of its rules) and, for the
-nested literals, a run of ``a`` (many reports per character). Each repeat
-checks another path, so nothing read for one is reused; same targets.
+nested literals, a run of ``a`` and runs of ``a`` broken by two random
+characters every 442 or 64 (no piece of the path repeats, yet each ``a``
+holds the needles made of ``a`` alone). The nested literals come again with
+the rules ``/*a`` ... ``/*a{64}`` besides (64 needles nested in every run),
+and with ``/*ab``, ``/*aba`` ... ``/*(ab){32}`` against runs of ``ab``
+broken the same way (periodic needles of period 2), each file cut to stay
+within ``ROBOTRULES_MAX_SIZE``. Each repeat checks another path, so nothing
+read for one is reused; same targets.
 ``--paths-only`` prints this table alone.
 
 Memory is shown three ways. ``python``: Python's objects one file holds
@@ -192,22 +198,52 @@ def needle_paths(body: bytes, length: int, count: int = 3) -> list[str]:
     return paths
 
 
+NESTED_MORE = {
+    "nested + /*a .. /*a{64}": ("a", 1),
+    "nested + /*ab .. /*(ab){32}": ("ab", 2),
+}
+"""The nested literals with nested rules of one unit besides, 64 characters at most:
+(unit, shortest rule's length). Issue 12, case b, and the same with a unit of two."""
+
+
+def path_family(name: str) -> bytes:
+    """The body a row of the paths table checks: a family, or the nested literals and more."""
+    if name not in NESTED_MORE:
+        return family(name)
+    unit, shortest = NESTED_MORE[name]
+    more = "".join(f"Disallow: /*{(unit * 64)[:k]}\n" for k in range(shortest, 65)).encode()
+    return family("nested literals", FAMILY_SIZE - len(more)) + more
+
+
+def broken_runs(length: int, every: int, seed: int, unit: str = "a") -> str:
+    """Runs of ``unit`` broken by two random characters every ``every``: no piece repeats."""
+    rnd = random.Random(seed)
+    run = (unit * every)[: every - 2]
+    runs = [run + "".join(rnd.choices(_ALNUM, k=2)) for _ in range(length // every + 1)]
+    return ("/" + "".join(runs))[:length]
+
+
 def adversarial_paths(name: str, body: bytes, length: int, count: int) -> dict[str, list[str]]:
-    """Paths built against one family: its needles, and for nested literals a run of ``a``."""
+    """Paths built against one family: its needles, and for nested literals runs of ``a``
+    (of ``ab`` for the rules of ``ab``)."""
     found = {"own needles": needle_paths(body, length, count)}
-    if name == "nested literals":
-        found["run of a"] = ["/" + "a" * (length - 1)]
+    if name == "nested literals" or name in NESTED_MORE:
+        unit = NESTED_MORE.get(name, ("a", 1))[0]
+        found[f"run of {unit}"] = [("/" + unit * length)[:length]]
+        for every in (442, 64):
+            runs = [broken_runs(length, every, k, unit) for k in range(count)]
+            found[f"{unit} runs broken /{every}"] = runs
     return found
 
 
 def run_paths() -> bool:
     """Print checks on paths built against each family; whether every one passed."""
-    header = f"{'path built against the file':<34} {'mode':<14} {'2,083 ch':>9} {'100k ch':>9}"
+    header = f"{'path built against the file':<48} {'mode':<14} {'2,083 ch':>9} {'100k ch':>9}"
     print(f"\n{header}  verdict")
-    print(f"{'targets':<34} {'':<14} {'<= 2 ms':>9} {'<= 20 ms':>9}")
+    print(f"{'targets':<48} {'':<14} {'<= 2 ms':>9} {'<= 20 ms':>9}")
     passed = True
-    for name in FAMILIES:
-        body = family(name)
+    for name in (*FAMILIES, *NESTED_MORE):
+        body = path_family(name)
         for mode in MODES:
             robots = RobotsTxt.parse(body)
             robots.allowed("/index.html", "bot", mode)
@@ -227,7 +263,7 @@ def run_paths() -> bool:
                 passed = passed and ok
                 label = f"{name}: {kind}"
                 print(
-                    f"{label:<34} {mode:<14} {times[0] * 1e3:>6.2f} ms {times[1] * 1e3:>6.2f} ms  "
+                    f"{label:<48} {mode:<14} {times[0] * 1e3:>6.2f} ms {times[1] * 1e3:>6.2f} ms  "
                     f"{'PASS' if ok else 'FAIL'}"
                 )
     return passed

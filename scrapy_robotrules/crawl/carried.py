@@ -83,15 +83,16 @@ class Decisions:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._answers: dict[str, tuple[float, int, str, Decision, str]] = {}
+        self.by_url: dict[str, tuple[float, int, str, Decision, str]] = {}
+        """By URL: when its entry was fetched, its identity, the agent, the answer, the origin."""
 
     def origin(self, url: str) -> str | None:
         """The origin of ``url`` if it has an answer here (a duplicate: no need to compute it)."""
-        answer = self._answers.get(url)
+        answer = self.by_url.get(url)
         return None if answer is None else answer[4]
 
     def get(self, url: str, entry: Entry, agent: str) -> Decision | None:
-        answer = self._answers.get(url)
+        answer = self.by_url.get(url)
         if answer is None:
             return None
         fetched_at, identity, asked, decision, _ = answer
@@ -99,20 +100,8 @@ class Decisions:
             return None
         return decision
 
-    def allowed(self, url: str) -> Carried | None:
-        """What a request for ``url`` carried when the latest answer allowed it, if it did.
-
-        Whether those rules still hold is the caller's to check (the entry's
-        identity, its freshness, the agent).
-        """
-        answer = self._answers.get(url)
-        if answer is None or not answer[3].allowed:
-            return None
-        fetched_at, identity, agent, _, origin = answer
-        return (url, origin, fetched_at, identity, None, agent)
-
     def put(self, url: str, origin: str, entry: Entry, agent: str, decision: Decision) -> None:
-        answers = self._answers
+        answers = self.by_url
         answers[url] = (entry.fetched_at, id(entry), agent, decision, origin)
         if len(answers) > self.size:
             del answers[next(iter(answers))]

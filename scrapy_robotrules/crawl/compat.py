@@ -6,9 +6,8 @@ private or undocumented attribute gives, is read here and nowhere else;
 ``tests/test_compat.py`` checks each function against the installed
 Scrapy's real objects, so a release that breaks one fails there first.
 
-Each function says which Scrapy versions take which path. Feature
-detection, not version numbers: a backport or a pre-release takes the path
-its code supports.
+Each function says which Scrapy versions take which path, by feature
+detection, not version numbers.
 
 SPEC: none (Scrapy's internals, for the parts that hold SPEC 6 and 8).
 """
@@ -50,6 +49,7 @@ __all__ = [
     "engine",
     "extra_download_place",
     "failing_start",
+    "guard_crawl",
     "header",
     "limit_jitter",
     "on_scheduler_close",
@@ -64,9 +64,8 @@ __all__ = [
 def header(headers: Headers, name: bytes) -> bytes | None:
     """The last value of header ``name`` (title-cased, e.g. ``b"User-Agent"``), as ``Headers.get``.
 
-    ``Headers`` keeps its keys title-cased bytes and its values lists: read
-    as a plain dict, without normalising the name and a default at every
-    call (done for each request's agent).
+    ``Headers`` keeps title-cased bytes keys and lists of values: read as a
+    plain dict, without normalising at every call (each request's agent).
     """
     values = cast("list[bytes] | None", dict.get(headers, name))
     return values[-1] if values else None
@@ -98,8 +97,7 @@ def call_later(seconds: float, func: Callable[..., object], *args: Any) -> Timer
     """Call ``func(*args)`` in ``seconds``, under whichever loop runs the crawl.
 
     Scrapy 2.14+: ``scrapy.utils.asyncio.call_later`` (the asyncio loop when
-    there is one, else the reactor). Scrapy 2.13: ``reactor.callLater``, which
-    a Scrapy 2.13 crawl always has (the asyncio reactor runs the asyncio loop).
+    there is one, else the reactor). Scrapy 2.13: ``reactor.callLater``.
     """
     if _SCRAPY_CALL_LATER is not None:
         return _SCRAPY_CALL_LATER(seconds, func, *args)
@@ -201,6 +199,28 @@ def scheduler(crawler: Crawler) -> BaseScheduler | None:
         return running.scheduler
     slot = getattr(running, "_slot", None)
     return cast("BaseScheduler | None", getattr(slot, "scheduler", None))
+
+
+def guard_crawl(crawler: Crawler, admit: Callable[[Request], bool]) -> bool:
+    """Put ``admit`` in front of ``engine.crawl``: a request it refuses is not scheduled.
+
+    Every request to be scheduled enters there (2.13 to 2.19): the scraper's
+    (callbacks), the engine's own ``self.crawl`` (start requests, requests
+    downloader middlewares return), other components'. It then sends
+    ``request_scheduled`` and enqueues. The wrapper is set on the instance,
+    where ``self.crawl`` finds it. ``False`` without an engine.
+    """
+    running = engine(crawler)
+    if running is None:
+        return False
+    crawl = running.crawl
+
+    def guarded(request: Request, *args: Any, **kwargs: Any) -> None:
+        if admit(request):
+            crawl(request, *args, **kwargs)
+
+    running.crawl = guarded  # type: ignore[method-assign]
+    return True
 
 
 def on_scheduler_close(scheduler: BaseScheduler, hook: Callable[[], None]) -> None:

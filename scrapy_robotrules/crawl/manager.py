@@ -11,9 +11,8 @@ means (:mod:`.entries`), fleet leases (:mod:`.leases`), politeness
 (:mod:`.reporting`), what a request carries (:mod:`.carried`) and the
 exceptions (:mod:`.exceptions`).
 
-Per origin (scheme, host, port) there is at most one fetch at a time, and
-every request that needs that origin's rules waits on it, then gets the
-decision of the file itself. After a fetch:
+Per origin (scheme, host, port) at most one fetch runs at a time; requests
+that need its rules wait on it. After a fetch:
 
 - rules, no robots.txt (4xx) or a refusal (401/403 with
   ``ROBOTRULES_UNAUTHORIZED = "disallow"``): kept in the crawler's
@@ -26,9 +25,8 @@ decision of the file itself. After a fetch:
   requests dropped with :class:`RobotsTxtUnreachable`, as are its new ones
   until a fetch succeeds.
 
-A request is decided once: the decision carries the identity of the rules it
-was made with (:mod:`.carried`), and holds while they do; a URL offered
-again under the same rules takes their earlier answer.
+A request is decided once: its decision carries the identity of its rules
+(:mod:`.carried`) and holds while they do; a URL offered again takes it too.
 """
 
 from __future__ import annotations
@@ -167,6 +165,7 @@ class RobotsManager:
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
         self._answers = Decisions(ANSWERS)
         self._carrier = Carrier(self.db, self.politeness, self.tdmrep)
+        self._request_agents = self.politeness.request_agents
         self._carries_answers = not (
             self.policies.any or self.tdmrep is not None or self.verdicts.trail is not None
         )
@@ -240,16 +239,23 @@ class RobotsManager:
         return carried is not None and carried[0] == url and self._carrier.holds(carried, request)
 
     def allowed_again(self, request: Request) -> bool:
-        """Whether the latest answer allowed this URL under rules that still hold (then carried).
+        """Whether the latest answer allowed this URL, under the robots.txt entry still held.
 
-        Never so with site policies, tdmrep.json or an audit trail: they have a say in _decide.
+        Then the request carries it. Not whether the entry is still fresh: a
+        duplicate, which the scheduler drops, needs no more; one it keeps
+        meets the downloader middleware, which asks (:meth:`still_allowed`).
+        Never with site policies, tdmrep.json or an audit trail (see _decide).
         """
-        carried = self._answers.allowed(request.url) if self._carries_answers else None
-        if carried is None or request.meta.get("dont_obey_robotstxt"):
+        answer = self._answers.by_url.get(request.url) if self._carries_answers else None
+        if answer is None or not answer[3].allowed or request.meta.get("dont_obey_robotstxt"):
             return False
-        if not self._carrier.holds(carried, request):
+        fetched_at, identity, agent, _, origin = answer
+        entry = self.db.store.get(origin)
+        if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
             return False
-        request.meta[RULES] = carried
+        if self._request_agents and self.politeness.agent(request) != agent:
+            return False
+        request.meta[RULES] = (request.url, origin, fetched_at, identity, None, agent)
         return True
 
     def _robots_path_decision(self, url: str) -> Decision:

@@ -28,12 +28,11 @@ from urllib.parse import urldefrag
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
-from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from ..engine.page.directives import PageDirectives, parse_page_directives
-from ..engine.page.html import head_metas
+from .htmlhead import response_metas
 from .itemverdict import ItemVerdict, shown_url
 from .manager import RobotsManager
 
@@ -134,6 +133,10 @@ class PageDirectivesMiddleware:
             setting="ROBOTRULES_PAGE_NOINDEX",
         )
         manager.summary_lines.append(self.summary)
+        self._nothing = parse_page_directives(
+            (), (), self.config.user_agent, self.config.agent_match
+        )
+        """The rules of a response without any: one object for all of them (it is frozen)."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -170,27 +173,15 @@ class PageDirectivesMiddleware:
 
     def read(self, response: Response) -> PageDirectives:
         """The rules of ``response`` for this crawler: its headers, and its head if HTML."""
-        metas: list[tuple[str, str]] = []
-        if isinstance(response, HtmlResponse):
-            metas = head_metas(*self._head(response))
+        headers = response.headers.getlist(b"X-Robots-Tag")
+        metas = response_metas(response, self.config.page_max_html)
+        if not headers and not metas:
+            return self._nothing  # nothing to read, nothing to count
         page = parse_page_directives(
-            response.headers.getlist(b"X-Robots-Tag"),
-            metas,
-            self.config.user_agent,
-            self.config.agent_match,
+            headers, metas, self.config.user_agent, self.config.agent_match
         )
         self._count_response(page)
         return page
-
-    def _head(self, response: HtmlResponse) -> tuple[bytes, str]:
-        """The first bytes of the body and their encoding, without decoding the whole body."""
-        head = response.body[: self.config.page_max_html]
-        bom_encoding, bom = read_bom(head)
-        if bom_encoding is not None and bom is not None:
-            return head[len(bom) :], bom_encoding
-        content_type = response.headers.get(b"Content-Type") or b""
-        encoding = http_content_type_encoding(content_type.decode("latin-1"))
-        return head, encoding or html_body_declared_encoding(head) or "utf-8"
 
     def _count_response(self, page: PageDirectives) -> None:
         inc = self.stats.inc_value

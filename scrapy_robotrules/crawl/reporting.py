@@ -124,10 +124,21 @@ class Reporter:
             return
         self._counts[verdict] += by
         if self._flush_call is None:
-            if self._closed:
-                self.flush()
-            else:
-                self._flush_call = compat.call_later(FLUSH_SECONDS, self.flush)
+            self._schedule_flush()
+
+    def count_allowed_again(self) -> None:
+        """Count an offer allowed by the answer of an earlier one: ``offered`` and ``allowed``."""
+        counts = self._counts
+        counts["offered"] += 1
+        counts["allowed"] += 1
+        if self._flush_call is None:
+            self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if self._closed:
+            self.flush()
+        else:
+            self._flush_call = compat.call_later(FLUSH_SECONDS, self.flush)
 
     def flush(self) -> None:
         """Add the verdicts counted since the last flush to the crawl's stats."""

@@ -22,19 +22,20 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse
+from scrapy.http import Headers
 
-from ..engine.page.html import head_metas
 from ..engine.urls import origin_of
 from ..engine.usage.preferences import (
     UNKNOWN,
     Statement,
     UsageView,
     header_statements,
+    nothing_said,
     robots_statements,
     usage_view,
 )
 from .carried import origin_for
+from .htmlhead import response_metas
 from .itemverdict import ItemVerdict
 from .manager import RobotsManager
 
@@ -50,6 +51,11 @@ logger = logging.getLogger(__name__)
 META_KEY = "robotrules_usage"
 """``response.meta`` key of the response's usage preferences."""
 STATS_PREFIX = "robotrules/usage/"
+_USAGE_HEADERS = frozenset(
+    Headers().normkey(name)
+    for name in ("Content-Usage", "Content-Signal", "tdm-reservation", "tdm-policy")
+)
+"""The headers a response states usage preferences in, as Scrapy's ``Headers`` keys them."""
 
 
 class UsagePreferencesMiddleware:
@@ -105,9 +111,12 @@ class UsagePreferencesMiddleware:
             decision = entry.explain(url, self.config.user_agent, db.precedence, db.agent_match)
             statements, notes = robots_statements(entry.robots, decision)
         headers = response.headers
-        statements += header_statements(
-            headers.getlist(b"Content-Usage"), headers.getlist(b"Content-Signal")
-        )
+        stated = not _USAGE_HEADERS.isdisjoint(headers)
+        if stated:
+            statements = statements + header_statements(
+                headers.getlist(b"Content-Usage"), headers.getlist(b"Content-Signal")
+            )
+        metas = response_metas(response, self.config.page_max_html)
         tdm = None
         if self.manager.tdmrep is not None:
             tdm_entry = self.manager.tdmrep.entry(origin) if origin is not None else None
@@ -115,14 +124,17 @@ class UsagePreferencesMiddleware:
                 tdm = tdm_entry.rep()
                 if tdm_entry.unknown:  # downloaded while its tdmrep.json was unreachable
                     self.stats.inc_value(f"{STATS_PREFIX}tdmrep/unknown")
-        metas: list[tuple[str, str]] = []
-        if isinstance(response, HtmlResponse):
-            metas = head_metas(response.body, response.encoding, self.config.page_max_html)
+        if not (stated or statements or notes or metas) and tdm is None:
+            return nothing_said(url)  # nothing to read, nothing to count
         view = usage_view(
             url,
             statements,
             tdm=tdm,
-            tdm_headers=(headers.getlist(b"tdm-reservation"), headers.getlist(b"tdm-policy")),
+            tdm_headers=(
+                (headers.getlist(b"tdm-reservation"), headers.getlist(b"tdm-policy"))
+                if stated
+                else ((), ())
+            ),
             metas=metas,
             notes=notes,
         )

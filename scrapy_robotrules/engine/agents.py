@@ -33,6 +33,7 @@ def check_agent_match(style: str) -> str:
     return style
 
 
+@lru_cache(maxsize=256)
 def product_token(agent: str) -> str:
     """The crawler's name: ``MyBot/1.2 (+https://x)`` -> ``mybot``."""
     agent = agent.strip(_BLANKS)

@@ -10,16 +10,16 @@ the newest and with the oldest supported Scrapy (they are ``crawl`` tests).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import scrapy
 from helpers.crawling import SCRAPY_VERSION, RecordingSpider, async_test, run_spider
 from helpers.demo import run_demo
 from helpers.mockserver import MockServer, Reply
-from scrapy import Request
+from scrapy import Request, Spider, signals
 from scrapy.core.downloader import Downloader, Slot
 from scrapy.core.engine import ExecutionEngine
 from scrapy.core.scheduler import BaseScheduler
@@ -133,6 +133,78 @@ async def test_a_hook_runs_when_the_scheduler_closes_and_what_it_enqueues_is_sav
 
     resumed = await run_spider(ProbeSpider, {"ROBOTSTXT_OBEY": False, **jobdir}, probe=nothing)
     assert resumed.crawled == [later]
+
+
+class GuardedSpider(RecordingSpider):
+    """Its engine's ``crawl`` is guarded from the spider's opening: every request is asked about.
+
+    Its start requests, what its callback yields, a redirect (a request a
+    downloader middleware returns) and a request another component gives
+    ``engine.crawl``: each one's URL is recorded by the guard, and those
+    with ``refused`` in them are kept out.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.asked: list[str] = []
+        self.scheduled: list[str] = []
+        self.guarded: bool | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> GuardedSpider:
+        spider = cast("GuardedSpider", super().from_crawler(crawler, *args, **kwargs))
+        crawler.signals.connect(spider.opened, signal=signals.spider_opened)
+        crawler.signals.connect(spider.on_scheduled, signal=signals.request_scheduled)
+        return spider
+
+    def opened(self, spider: Spider) -> None:
+        self.guarded = compat.guard_crawl(self.crawler, self.admit)
+
+    def admit(self, request: Request) -> bool:
+        self.asked.append(request.url)
+        return "refused" not in request.url
+
+    def on_scheduled(self, request: Request, spider: Spider) -> None:
+        self.scheduled.append(request.url)
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        self.crawled.append(response.url)
+        if response.url.endswith("/start"):
+            engine = compat.engine(self.crawler)
+            assert engine is not None
+            engine.crawl(self.request(response.urljoin("/by-component")))
+            engine.crawl(self.request(response.urljoin("/by-component-refused")))
+            yield self.request(response.urljoin("/yielded"))
+            yield self.request(response.urljoin("/yielded-refused"))
+            yield self.request(response.urljoin("/moved"))
+
+
+@async_test
+async def test_a_guard_on_the_engines_crawl_sees_every_request_before_it_is_scheduled(
+    mockserver: MockServer,
+) -> None:
+    def url(path: str) -> str:
+        return mockserver.url("site.test", path)
+
+    mockserver.set_page("site.test", "/moved", Reply(302, redirect_to=url("/moved-refused")))
+    mockserver.set_page("site.test", "/moved-refused", Reply(body=b"<html></html>"))
+    result = await run_spider(
+        GuardedSpider,
+        {"ROBOTSTXT_OBEY": False},
+        start_urls=[url("/start"), url("/start-refused")],
+    )
+    spider = result.spider
+    assert spider.guarded is True
+    everything = ["/start", "/start-refused", "/by-component", "/by-component-refused"]
+    everything += ["/yielded", "/yielded-refused", "/moved", "/moved-refused"]
+    assert sorted(spider.asked) == sorted(url(path) for path in everything)
+    # What the guard refused was never scheduled, never fetched, never failed.
+    admitted = [url(p) for p in everything if "refused" not in p]
+    assert sorted(spider.scheduled) == sorted(admitted)
+    assert sorted(spider.crawled) == sorted(u for u in admitted if not u.endswith("/moved"))
+    assert not any("refused" in record.path for record in mockserver.requests)
+    assert spider.failures == []
+    assert spider.dropped == []
 
 
 # Download slots.

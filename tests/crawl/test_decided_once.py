@@ -161,7 +161,7 @@ async def test_a_url_offered_again_under_the_same_rules_is_not_decided_again(
 ) -> None:
     # Every page links to the same four pages, as a site's menu does: each is
     # offered once per page crawled, and the duplicate filter drops all but
-    # the first only after the offer was decided (request_scheduled comes first).
+    # the first only after the offer was decided (the gate comes first).
     decided: Counter[str] = Counter()
     manager_class = scrapy_robotrules.crawl.manager.RobotsManager
     decide = manager_class._decide

@@ -12,46 +12,51 @@ ranked and its prefix tested from flat arrays, and most (one piece after
 a prefix, maybe ending the path) are decided from where the automaton saw
 their needle last. Only the others are read again from the file, in rank
 order, until one matches.
+
+Periodic needles (``a``, ``aa``... ``a`` * 64; ``abab``, ``ababa``...) are
+kept out of the automaton: nested in one another, they are reported many
+times at every character of a run, and no arrangement of pieces reads a path
+of runs broken every few characters once. They are found from the path's
+periodic runs instead (:mod:`.runs`), a scan in C per period whatever their
+number.
 """
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Callable, Iterable
-from itertools import compress, repeat
-from operator import itemgetter
+from itertools import compress, filterfalse
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from ..patterns import Pattern
 from ..precedence import PrecedenceStrategy
 from .automata import AUTOMATON_BYTES_PER_CHAR, automata
+from .floods import Floods
+from .pieces import Found, read, split
 from .prefixes import PrefixSet
+from .runs import Runs, finder, periodic_needles, unary_needles
 from .wildcards import ENDS, FIND
 
-__all__ = ["AUTOMATON_MIN", "ROOT", "SLASH", "Literals"]
+__all__ = ["AUTOMATON_MIN", "FLOOD_REPORTS", "ROOT", "SLASH", "Literals"]
 
 AUTOMATON_MIN = 64
 """From this many wildcard rules with a literal after a ``*``, they are found by
 an automaton; fewer cost less scanned one by one."""
 ROOT, SLASH = -2, -1
 """Prefix ids of rules whose text before the ``*`` is empty, or ``/``: every path has it."""
-# The automaton reads a path in overlapping pieces this many characters
-# apart: short ones, so that a run of one character is many equal pieces
-# read once, or long ones when the short ones are mostly distinct (fewer
-# calls); past twice the path length plus this many reports, it gives up
-# (see Literals).
-_STRIDE, _LONG_STRIDE = 448, 4096
-_REPORTS = 10_000
+FLOOD_REPORTS = 10_000
+"""Past twice the path's length plus this many reports, a path floods the automaton
+(see :class:`Literals`)."""
 NEEDLE = 64
 """Needles are cut to this many characters: a rule with a longer one is read again to be tried."""
 # Patterns read again and kept at once; what one weighs (an upper estimate).
 _CACHED = 4096
 _PATTERN_BYTES = 512
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
-class Literals:
+class Literals(Floods):
     """Wildcard rules with a needle, found by an automaton.
 
     The rules themselves are not kept: per rule, flat arrays hold its code
@@ -64,10 +69,16 @@ class Literals:
     process's cache (:mod:`.automata`): taken back under its budget of
     bytes, it is built again from the needles on the next check.
 
-    An automaton reports every needle ending at every position: needles that
-    are suffixes of one another (``a``, ``aa``, ``aaa``...) against a path of
-    ``a`` report many times per character. Past a budget of reports, every
-    rule is tried one by one in rank order instead, from the same arrays.
+    An automaton reports every needle ending at every position, so needles
+    that are suffixes of one another report many times per character of a
+    path that holds them all. Periodic needles (``a``, ``aa``...; ``abab``,
+    ``ababa``...: the many nested in a run) are left to :class:`.Runs`:
+    those of one repeated character from the start, the others once a path
+    brings a flood of reports (looking for them costs a few milliseconds a
+    large file, and the automaton is built again without them). The rest
+    report at most once per needle length at each character: a bound in the
+    path's length whatever the number of rules (no rule is ever tried one by
+    one against the path).
     """
 
     __slots__ = (
@@ -75,17 +86,22 @@ class Literals:
         "_automaton",
         "_cache",
         "_codes",
+        "_finders",
         "_first",
+        "_kept",
         "_needle_of",
         "_needles",
         "_next",
         "_order",
         "_overlap",
         "_pattern_at",
+        "_periodic",
+        "_periods_checked",
         "_prefix_ids",
         "_prefix_one",
         "_prefixes",
         "_priorities",
+        "_roots",
         "_shapes",
         "_split",
         "_strategy",
@@ -156,6 +172,15 @@ class Literals:
             self._needle_of = array("i", map(number.__getitem__, firsts))
             short = list(ids)
         self._overlap = min(longest, NEEDLE) - 1
+        # Needles of one repeated character: found from the path's runs, not
+        # by the automaton (built from the others, ``_kept``: automaton
+        # index -> needle). Other periodic ones join them after a flood.
+        self._periodic: dict[int, tuple[str, int]] | None = None
+        self._roots: dict[int, set[str]] = {}
+        self._finders: dict[int, re.Pattern[str]] = {}
+        self._kept: array[int] | None = None
+        self._periods_checked = False
+        self._leave_periodic(unary_needles(short), len(short))
         # What the automaton is built again from, once the process-wide
         # cache took it back: one string (normalised needles hold no "\n").
         self._needles = "\n".join(short)
@@ -167,6 +192,34 @@ class Literals:
         # Built on the first check, from these (no need to split the string).
         self._unbuilt: list[str] | None = short
 
+    def _leave_periodic(self, periodic: dict[int, tuple[str, int]], count: int) -> None:
+        """Leave ``periodic`` needles (index -> (root, length)) to :class:`.Runs`."""
+        if not periodic:
+            return
+        known = self._periodic = {**(self._periodic or {}), **periodic}
+        for root, _ in periodic.values():
+            self._roots.setdefault(len(root), set()).add(root)
+        # Runs of a character shorter than its shortest needle (but one) do not matter.
+        shortest: dict[str, int] = {}
+        for root, size in known.values():
+            if len(root) == 1 and size > 1 and size < shortest.get(root, NEEDLE + 1):
+                shortest[root] = size
+        self._finders = {period: finder(period, shortest) for period in self._roots}
+        self._kept = array("i", filterfalse(known.__contains__, range(count)))
+
+    def _flooded(self) -> bool:
+        """After a flood of reports: whether periodic needles were left out of the automaton
+        (built again without them), which only needs doing once."""
+        self._periods_checked = True
+        needles = self._needles.split("\n")
+        periodic = periodic_needles(needles)
+        if not periodic:
+            return False
+        self._leave_periodic(periodic, len(needles))
+        self._automaton = None
+        self._unbuilt = needles
+        return True
+
     def _matcher(self) -> AhoCorasick:
         """The automaton, built (and admitted to the process's cache) if it was taken back."""
         automaton = self._automaton
@@ -177,6 +230,8 @@ class Literals:
         if needles is None:
             needles = self._needles.split("\n")
         self._unbuilt = None
+        if self._kept is not None:
+            needles = list(map(needles.__getitem__, self._kept))
         automaton = AhoCorasick(
             needles, store_patterns=False, implementation=Implementation.ContiguousNFA
         )
@@ -208,43 +263,22 @@ class Literals:
             self._cache[rule] = pattern
         return pattern
 
-    def present(self, path: str) -> dict[int, tuple[int, tuple[int, int, int]]] | None:
-        """The needles in ``path``, each with where it was seen last, or ``None`` on a flood.
-
-        Where: (start of the piece of path read, (needle, start, end) in that piece).
-        The path is read in overlapping pieces, a piece that repeats once
-        only, where it is last: a run of one character (or of text
-        repeating every few characters) is one piece read once, not
-        hundreds of thousands of reports of the needles nested in it (issue
-        12: 200,000 reports, 26 ms, for ``/*a...a`` rules against a run of
-        100,000 ``a``). A path whose short pieces are mostly distinct is
-        read in long ones: fewer calls.
-        """
-        overlap, size = self._overlap, len(path)
-        if size <= _STRIDE + overlap:
-            pieces = {path: 0}
-        else:
-            pieces = _pieces(path, _STRIDE, overlap)
-            # Mostly distinct (the first and last always are): fewer, longer
-            # pieces cost fewer calls.
-            if 2 * (len(pieces) - 2) > (size - overlap) // _STRIDE:
-                pieces = _pieces(path, _LONG_STRIDE, overlap)
-        budget = 2 * size + _REPORTS
-        found: dict[int, tuple[int, tuple[int, int, int]]] = {}
+    def present(self, path: str) -> tuple[Found, list[tuple[str, int]] | None]:
+        """The needles in ``path`` (but periodic ones), each with where it was seen last
+        (see :mod:`.pieces`), and after a flood of reports the pieces left unread."""
+        kept = self._kept
+        if kept is not None and not kept:
+            return {}, None
+        pieces = iter(split(path, self._overlap))
+        found: Found = {}
         find = self._matcher().find_matches_as_indexes
-        # Read in path order: a needle's last piece is read last.
-        for piece, start in pieces.items():
-            matches = find(piece, overlapping=True)
-            if not matches:
-                continue
-            budget -= len(matches)
-            if budget < 0:
-                return None
-            # Matches come by end: the last of a needle is where it was seen
-            # last. Kept per report in C, then per needle with the piece's start.
-            last = dict(zip(map(_FIRST, matches), matches, strict=True))
-            found.update(zip(last, zip(repeat(start), last.values(), strict=False), strict=True))
-        return found
+        if read(find, pieces, found, kept, 2 * len(path) + FLOOD_REPORTS) >= 0:
+            return found, None
+        if not self._periods_checked and self._flooded():
+            return self.present(path)
+        # Stopped past the budget: the rest is read only if the rules cannot be
+        # decided without it (see _walk).
+        return found, list(pieces)
 
     def _prefixed(self, path: str) -> set[int] | None:
         """Ids of the prefixes ``path`` starts with; ``None``: every rule's prefix is a root one."""
@@ -255,17 +289,40 @@ class Literals:
 
     def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
         """The best-ranked matching rule, if it ranks above ``best``."""
-        found = self.present(path)
-        if found is None:
-            return self._scan_all(path, best_rank, best)
-        if not found:
+        found, unread = self.present(path)
+        runs = None if self._periodic is None else Runs(path, self._roots, self._finders)
+        if unread is not None:
+            # Searching the unread end for a rule costs about as much as a
+            # report or two for each of its characters.
+            cut = unread[0][1] if unread else len(path)
+            searches = 64 + 128 * max(2 * len(path) + FLOOD_REPORTS, 0) // max(cut, 1)
+            decided = self._walk(
+                path,
+                found=found,
+                unread=unread,
+                runs=runs,
+                best_rank=best_rank,
+                best=best,
+                searches=searches,
+            )
+            if decided is not None:
+                return decided
+            if unread:
+                read(self._matcher().find_matches_as_indexes, unread, found, self._kept, 1 << 62)
+        needles: Iterable[int] = found
+        if runs is not None and self._periodic is not None:
+            # A periodic needle is in the path if a run in phase with it is as long.
+            longest, periodic = runs.longest, self._periodic.items()
+            there = [i for i, (root, size) in periodic if longest(root, 0) >= size]
+            needles = [*found, *there] if there else found
+        if not found and needles is found:
             return best_rank, best
         first, following = self._first, self._next
         if first is None or following is None:
-            candidates = list(found)
+            candidates = list(needles)
         else:
             candidates = []
-            for needle in found:
+            for needle in needles:
                 rule = first[needle]
                 while rule >= 0:
                     candidates.append(rule)
@@ -290,17 +347,31 @@ class Literals:
         for rank, rule in ranked or zip(ranks, candidates, strict=True):
             if rank >= best_rank:
                 break
-            where, (_, start, end) = found[rule if needle_of is None else needle_of[rule]]
-            start += where
-            offset = self._offset(rule)
-            if start < offset:
+            needle = rule if needle_of is None else needle_of[rule]
+            if runs is not None and self._periodic is not None and needle in self._periodic:
+                if self._in_runs(rule, needle, path, runs):
+                    return rank, codes[rule]
+                continue
+            where, (_, start, end) = found[needle]
+            if where + start < self._offset(rule):
                 continue  # seen last before the prefix's end: nowhere after it
             shape = shapes[rule]
             if shape == FIND or (shape == ENDS and where + end == size):
-                return rank, self._codes[rule]
+                return rank, codes[rule]
             if shape not in (FIND, ENDS) and self._pattern(rule).matches(path):
-                return rank, self._codes[rule]
+                return rank, codes[rule]
         return best_rank, best
+
+    def _in_runs(self, rule: int, needle: int, path: str, runs: Runs) -> bool:
+        """Whether the rule of a periodic needle matches, from the path's runs."""
+        root, length = self._periodic[needle] if self._periodic else ("", 0)
+        offset = self._offset(rule)
+        if self._shapes[rule] == ENDS:
+            text = (root * (length // len(root) + 1))[:length]
+            return path.endswith(text) and len(path) - length >= offset
+        if runs.longest(root, offset) < length:
+            return False
+        return self._shapes[rule] == FIND or self._pattern(rule).matches(path)
 
     def _offset(self, rule: int) -> int:
         """Length of the rule's prefix: where its needle may start in a path."""
@@ -310,63 +381,6 @@ class Literals:
             return prefix - ROOT  # "" or "/"
         prefixes = self._prefixes
         return 0 if prefixes is None else len(prefixes.items[prefix])
-
-    def _scan_all(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
-        """Every rule in rank order, when the automaton reports too often (see the class)."""
-        order, needles = self._order, self._split
-        if order is None or needles is None:
-            ranks = self._strategy.ranks(self._codes, self._priorities)
-            order = array("i", sorted(range(len(ranks)), key=ranks.__getitem__))
-            del ranks
-            needles = self._needles.split("\n")
-            if self._automaton is not None:
-                # Kept while the automaton is: weighed with it.
-                self._order, self._split = order, needles
-                extra = 4 * len(order) + 64 * len(needles) + 2 * len(self._needles)
-                automata.admit(self, self._weight + extra, built=False)
-        return self.try_in_order(order, path, best_rank, best, needles)
-
-    def try_in_order(
-        self, rules: Iterable[int], path: str, best_rank: int, best: int, needles: list[str]
-    ) -> tuple[int, int]:
-        """The first of ``rules`` (in rank order) that matches, if it ranks above ``best``."""
-        shapes, needle_of = self._shapes, self._needle_of
-        codes, priorities, rank_of = self._codes, self._priorities, self._strategy.rank
-        prefixed, prefix_ids, one = self._prefixed(path), self._prefix_ids, self._prefix_one
-        for rule in rules:
-            code = codes[rule]
-            rank = rank_of(code >> 1, bool(code & 1), priorities[rule])
-            if rank >= best_rank:
-                break
-            if (
-                prefixed is not None
-                and (one if prefix_ids is None else prefix_ids[rule]) not in prefixed
-            ):
-                continue
-            shape = shapes[rule]
-            if shape == FIND:
-                piece = needles[rule if needle_of is None else needle_of[rule]]
-                matched = path.find(piece, self._offset(rule)) >= 0
-            elif shape == ENDS:
-                piece = needles[rule if needle_of is None else needle_of[rule]]
-                matched = path.endswith(piece) and len(path) - len(piece) >= self._offset(rule)
-            else:
-                matched = self._pattern(rule).matches(path)
-            if matched:
-                return rank, self._codes[rule]
-        return best_rank, best
-
-
-def _pieces(path: str, stride: int, overlap: int) -> dict[str, int]:
-    """Pieces of ``path`` ``stride`` apart, each with ``overlap`` more characters, each
-    text once with where it starts last, in path order."""
-    starts = range(0, max(len(path) - overlap, 1), stride)
-    width = stride + overlap
-    # A later copy of a text replaces the earlier one's start.
-    pieces = dict(zip([path[at : at + width] for at in starts], starts, strict=True))
-    if len(pieces) < len(starts):
-        pieces = dict(sorted(pieces.items(), key=_SECOND))
-    return pieces
 
 
 def _prefix_ids(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from ..agents import select
@@ -64,6 +65,7 @@ __all__ = [
     "aipref_preferences",
     "content_signal_preferences",
     "header_statements",
+    "nothing_said",
     "parse_dictionary",
     "refuse_purposes",
     "robots_statements",
@@ -251,6 +253,19 @@ def usage_view(
         if tdm_found is not None:
             everything.append(tdm_found)
     return UsageView(url, preferences, tuple(everything), tuple(all_notes), policy)
+
+
+_NOTHING: dict[str, Preference] = {}
+
+
+def nothing_said(url: str) -> UsageView:
+    """The view of a URL for which nothing states a preference: what ``usage_view(url)`` gives.
+
+    Most responses say nothing at all; their view is made without reading anything.
+    """
+    if not _NOTHING:
+        _NOTHING.update(usage_view(url).preferences)
+    return UsageView(url, MappingProxyType(_NOTHING))
 
 
 USAGE_REFUSAL = "usage preferences refuse"

@@ -1,0 +1,148 @@
+"""The scheduler's door: every request given to the engine is decided, parked or dropped there.
+
+Every request that is to be scheduled passes ``engine.crawl``: a spider's
+start requests and callbacks' requests, redirects and retries, requests of
+other components (Scrapy's shell, sitemaps, scrapy-redis), parked requests
+offered again. :func:`.compat.guard_crawl` puts :meth:`Gate.admit` in front
+of it, before Scrapy's ``request_scheduled`` signal and the scheduler:
+
+- a request whose origin has rules is let into the scheduler or dropped
+  right there;
+- one whose origin has none yet is *parked* outside the scheduler and the
+  downloader while its robots.txt is fetched, then offered again. Parked
+  requests hold no ``CONCURRENT_REQUESTS`` place, so a slow robots.txt
+  delays its own site only.
+
+Why not a ``request_scheduled`` handler, as Scrapy's docs would suggest:
+Scrapy sends that signal once per offer, duplicates included, and a
+receiver costs about 20,000 CPU instructions per offer in the dispatch
+alone (pydispatcher's ``robustApply``), more than this whole layer's
+deciding; a page that links ten pages of its site is ten offers.
+
+A request dropped here without an errback is told of (``request_dropped``)
+on the loop's next turn: one that has an errback by then goes on to the
+downloader middleware, which raises why, so the errback hears it. Scrapy's
+shell gives its ``fetch()`` request the errback it waits on only once
+``engine.crawl()`` has returned.
+
+SPEC 8 (requests held while robots.txt is fetched; decided once).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest
+
+from . import compat
+from .carried import DECIDED, OFFERED, PARKED
+from .exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    from .manager import RobotsManager
+
+__all__ = ["Gate"]
+
+
+class Gate:
+    """Decides each request before the scheduler, or parks it; keeps the dropped ones out."""
+
+    def __init__(self, crawler: Crawler, manager: RobotsManager) -> None:
+        self.crawler = crawler
+        self.manager = manager
+        self._dropped: list[tuple[Request, RobotsTxtForbidden | RobotsTxtUnreachable]] = []
+        """Requests kept out of the scheduler, not yet told of (see :meth:`settle`)."""
+
+    def admit(self, request: Request) -> bool:
+        """Whether ``request`` goes on to the scheduler; if not, it is parked or dropped.
+
+        Counted once per URL a request lineage reaches: a parked request
+        offered again, or a retry of a URL already decided, is not counted
+        again; a redirect to another URL is a new offer, decided for its own
+        origin and path.
+        """
+        manager = self.manager
+        meta = request.meta
+        url = request.url
+        report = manager.report
+        if meta.get(OFFERED) != url:
+            if manager.allowed_again(request):  # the same URL offered again, same rules
+                meta[OFFERED] = meta[DECIDED] = url
+                report.count_allowed_again()
+                return True
+            meta[OFFERED] = url
+            report.count("offered")
+            if not manager.checks(request):
+                report.count("unchecked")
+                return True
+        elif meta.get(DECIDED) is not None or not manager.checks(request):
+            return True  # decided (or unchecked) for this URL already
+        verdicts = manager.verdicts
+        try:
+            decision = manager.decide_now(request)
+        except RobotsTxtUnreachable as exc:
+            if verdicts.stops(request, exc):
+                return self._drop(request, exc)
+            meta[DECIDED] = url
+            return True
+        if decision is None:
+            if manager.park(request):
+                if meta.get(PARKED) != url:
+                    meta[PARKED] = url
+                    report.count("parked")
+                return False
+            try:
+                manager.hand_over(request)  # the crawl is closing
+            except IgnoreRequest:
+                return False
+            return True
+        if decision.allowed:
+            report.count("allowed")
+            meta[DECIDED] = url
+            if verdicts.trail is not None:
+                verdicts.allowed(request, decision)
+            return True
+        forbidden = RobotsTxtForbidden(decision.reason)
+        if verdicts.stops(request, forbidden, decision):
+            return self._drop(request, forbidden)
+        meta[DECIDED] = url  # shadow mode: let through, counted
+        return True
+
+    def _drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> bool:
+        """Count and log the drop; whether ``request`` still goes on (for its errback to hear)."""
+        self.manager.report.record_drop(request, exc)
+        if request.errback is not None:
+            # The spider wants to know: the middleware raises the same
+            # exception Scrapy's own middleware would have, at once.
+            request.meta[DECIDED] = exc
+            return True
+        # Whoever called engine.crawl() may give it an errback before
+        # returning to the loop: settled on the loop's next turn.
+        if not self._dropped:
+            compat.call_later(0, self.settle)
+        self._dropped.append((request, exc))
+        return False
+
+    def settle(self, *, closing: bool = False) -> None:
+        """Tell of the requests kept out of the scheduler since the loop's last turn.
+
+        One given an errback meanwhile goes back to the engine, as if it had
+        had it all along: the middleware raises why (counted already). The
+        others are dropped (``request_dropped``), as are all once the crawl closes.
+        """
+        dropped, self._dropped = self._dropped, []
+        engine = compat.engine(self.crawler)
+        if closing or engine is None or engine.spider is None:
+            engine = None
+        for request, exc in dropped:
+            if engine is not None and request.errback is not None:
+                request.meta[DECIDED] = exc
+                engine.crawl(request)
+                continue
+            self.crawler.signals.send_catch_log(
+                signal=signals.request_dropped, request=request, spider=self.crawler.spider
+            )
