@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.urls import (
     _OCTET_WORK,
     _normalize_long,
@@ -123,3 +124,14 @@ def test_the_quick_origin_is_the_urlsplit_one(url: str) -> None:
             return "ValueError"
 
     assert outcome(origin_of) == outcome(_origin_by_urlsplit)
+
+
+def test_a_network_path_reference_names_a_host_a_path_may_start_with_two_slashes() -> None:
+    # README, "The engine": ``//host/x`` is read as RFC 3986 reads it.
+    robots = RobotsTxt.parse(b"User-agent: *\nDisallow: //private\nAllow: /\nDisallow: /private\n")
+    by_host = robots.explain("//host/private/x", "bot")
+    in_path = robots.explain("https://example.com//private", "bot")
+    assert by_host.rule is not None
+    assert by_host.rule.pattern == "/private"
+    assert in_path.rule is not None
+    assert in_path.rule.pattern == "//private"
