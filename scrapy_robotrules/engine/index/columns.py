@@ -54,6 +54,17 @@ class StarRules(NamedTuple):
     pieces: list[bytes]
     anchors: list[bytes]
 
+    def picked(self, mask: list[bool]) -> StarRules:
+        """The rules where ``mask`` is true, in order."""
+        return StarRules(
+            list(compress(self.lines, mask)),
+            list(compress(self.allows, mask)),
+            list(compress(self.prefixes, mask)),
+            list(compress(self.stars, mask)),
+            list(compress(self.pieces, mask)),
+            list(compress(self.anchors, mask)),
+        )
+
 
 class ManyStars(NamedTuple):
     """Rules of two stars or more, as read: what an index needs of each, no pattern.
@@ -72,6 +83,17 @@ class ManyStars(NamedTuple):
     needles: list[str]
     priorities: list[int]
     shapes: bytearray
+
+    def picked(self, mask: list[bool]) -> ManyStars:
+        """The rules where ``mask`` is true, in order."""
+        return ManyStars(
+            list(compress(self.lines, mask)),
+            list(compress(self.allows, mask)),
+            list(compress(self.prefixes, mask)),
+            list(compress(self.needles, mask)),
+            list(compress(self.priorities, mask)),
+            bytearray(compress(self.shapes, mask)),
+        )
 
 
 def no_many() -> ManyStars:
@@ -121,8 +143,8 @@ def cut_starred(
     elif all(several):
         one, many = StarRules([], [], [], [], [], []), _many_stars(rules)
     else:
-        one = _pick(rules, list(map(operator.not_, several)))
-        many = _many_stars(_pick(rules, several))
+        one = rules.picked(list(map(operator.not_, several)))
+        many = _many_stars(rules.picked(several))
     lines, allows, prefixes, stars, pieces, anchors = one
     heads = _as_bytes(_texts(prefixes))
     tails = _as_bytes(_texts(pieces))
@@ -131,19 +153,8 @@ def cut_starred(
     # A star or an anchor makes a wildcard rule; else it is a plain prefix.
     wild = list(map(bool, map(bytes.__add__, stars, anchors)))
     plain = list(compress(zip(lines, allows, heads, strict=True), map(operator.not_, wild)))
-    kept = _pick(StarRules(lines, allows, heads, stars, tails, anchors), wild)
+    kept = StarRules(lines, allows, heads, stars, tails, anchors).picked(wild)
     return kept, many, plain
-
-
-def _pick(rules: StarRules, mask: list[bool]) -> StarRules:
-    return StarRules(
-        list(compress(rules.lines, mask)),
-        list(compress(rules.allows, mask)),
-        list(compress(rules.prefixes, mask)),
-        list(compress(rules.stars, mask)),
-        list(compress(rules.pieces, mask)),
-        list(compress(rules.anchors, mask)),
-    )
 
 
 def _many_stars(rules: StarRules) -> ManyStars:

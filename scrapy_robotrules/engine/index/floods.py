@@ -17,9 +17,9 @@ from typing import Protocol
 from ..patterns import Pattern
 from ..precedence import PrecedenceStrategy
 from .automata import automata
+from .columns import ENDS, FIND
 from .pieces import Found
 from .runs import Runs
-from .wildcards import ENDS, FIND
 
 __all__ = ["Floods"]
 

@@ -33,11 +33,11 @@ from ahocorasick_rs import AhoCorasick, Implementation
 from ..patterns import Pattern
 from ..precedence import PrecedenceStrategy
 from .automata import AUTOMATON_BYTES_PER_CHAR, automata
+from .columns import ENDS, FIND
 from .floods import Floods
 from .pieces import Found, read, split
 from .prefixes import PrefixSet
 from .runs import Runs, finder, periodic_needles, unary_needles
-from .wildcards import ENDS, FIND
 
 __all__ = ["AUTOMATON_MIN", "FLOOD_REPORTS", "ROOT", "SLASH", "Literals"]
 

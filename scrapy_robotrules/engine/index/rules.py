@@ -17,9 +17,10 @@ from itertools import compress, repeat
 
 from ..patterns import Pattern
 from ..precedence import NO_RANK, NO_RULE, PlainRules, PrecedenceStrategy, rule_code
+from .columns import ENDS, FIND, ManyStars, StarRules
 from .literals import AUTOMATON_MIN, Literals
 from .prefixes import PrefixSet
-from .wildcards import ENDS, FIND, Bucketed, ManyStars, StarRules, WildRule, shape_of
+from .wildcards import Bucketed, WildRule, shape_of
 
 _TWICE = (2).__mul__
 
@@ -103,17 +104,7 @@ class RuleIndex:
                     starts += map(bytes.decode, compress(group.prefixes, pieces))
                     shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
                 if len(filled) < len(pieces):
-                    empty = list(map(operator.not_, pieces))
-                    rest.append(
-                        StarRules(
-                            list(compress(group.lines, empty)),
-                            list(compress(group.allows, empty)),
-                            list(compress(group.prefixes, empty)),
-                            list(compress(group.stars, empty)),
-                            list(compress(group.pieces, empty)),
-                            list(compress(group.anchors, empty)),
-                        )
-                    )
+                    rest.append(group.picked(list(map(operator.not_, pieces))))
             rest_many: list[ManyStars] = []
             for columns in many:
                 kept = list(map(bool, columns.needles))
@@ -124,17 +115,7 @@ class RuleIndex:
                 shapes += bytes(compress(columns.shapes, kept))
                 starts += compress(columns.prefixes, kept)
                 if not all(kept):
-                    left = list(map(operator.not_, kept))
-                    rest_many.append(
-                        ManyStars(
-                            list(compress(columns.lines, left)),
-                            list(compress(columns.allows, left)),
-                            list(compress(columns.prefixes, left)),
-                            list(compress(columns.needles, left)),
-                            list(compress(columns.priorities, left)),
-                            bytearray(compress(columns.shapes, left)),
-                        )
-                    )
+                    rest_many.append(columns.picked(list(map(operator.not_, kept))))
             self._literals = Literals(
                 needles,
                 codes,

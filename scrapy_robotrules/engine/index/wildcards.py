@@ -19,14 +19,7 @@ from ..precedence import PrecedenceStrategy, rule_code
 from .columns import ALWAYS, ENDS, EXACT, FIND, GENERAL, ManyStars, StarRules
 
 __all__ = [
-    "ALWAYS",
-    "ENDS",
-    "EXACT",
-    "FIND",
-    "GENERAL",
     "Bucketed",
-    "ManyStars",
-    "StarRules",
     "Wild",
     "WildRule",
     "scan_checked",
