@@ -33,7 +33,6 @@ def scanner(monkeypatch: pytest.MonkeyPatch) -> tuple[Counting, Counting]:
     opening, tag = Counting(scanner_module._OPENING), Counting(scanner_module._TAG)
     monkeypatch.setattr(scanner_module, "_OPENING", opening)
     monkeypatch.setattr(scanner_module, "_TAG", tag)
-    monkeypatch.setattr(scanner_module, "_LAST", [None])  # no remembered answer
     return opening, tag
 
 
@@ -141,9 +140,8 @@ def test_large_page_costs_only_its_head(scanner: tuple[Counting, Counting]) -> N
 
 
 def test_repeated_question_answers_alike_and_apart() -> None:
-    # The last answer is remembered (both spider middlewares ask it): a caller
-    # changing its list changes nothing for the next, and another limit or
-    # encoding is another question.
+    # A caller changing its list changes nothing for the next, and another
+    # limit or encoding is another question.
     page = '<head><meta name="robots" content="noindex">é<meta name=a content=b>'.encode()
     first = head_metas(page, "utf-8")
     first.append(("x", "y"))

@@ -33,8 +33,6 @@ _OPENING = re.compile(r"<[A-Za-z/!]")
 _ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*("[^"]*"?|'[^']*'?|[^\s>]*))?""")
 _RAW_TEXT = ("script", "style", "template", "textarea", "title")
 _END_OF_HEAD = ("body", "frameset")
-_LAST: list[tuple[tuple[bytes | str, str, int], tuple[tuple[str, str], ...]] | None] = [None]
-"""The last call's arguments (the part of the body read) and answer."""
 
 
 def _decode(body: bytes | str, encoding: str, limit: int) -> str:
@@ -63,16 +61,10 @@ def head_metas(
 ) -> list[tuple[str, str]]:
     """``(name, content)`` of each meta tag in the head that has both, in document order.
 
-    The last answer is remembered: the page and usage middlewares both read
-    the head of each response, and the second asks the same question.
+    The crawl layer reads each response's head once for both of its
+    middlewares (``crawl.htmlhead``).
     """
-    key = (body[:limit], encoding, limit)
-    last = _LAST[0]
-    if last is not None and last[0] == key:
-        return list(last[1])
-    metas = _scan(_decode(body, encoding, limit))
-    _LAST[0] = (key, tuple(metas))
-    return metas
+    return _scan(_decode(body, encoding, limit))
 
 
 def _scan(text: str) -> list[tuple[str, str]]:
