@@ -35,7 +35,7 @@ from .reading import (
     read_layout,
     usage_lines,
 )
-from .urls import CLEAN_URL, request_path
+from .urls import request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
 
@@ -258,16 +258,8 @@ class RobotsTxt:
         agent_match: str = TOKEN,
     ) -> bool:
         """Whether ``agent`` may fetch ``url`` (absolute, or a bare path)."""
-        # request_path()'s common case, inlined: the hot path of every check.
-        clean = CLEAN_URL.fullmatch(url)
-        if clean is None:
-            path = request_path(url)
-        else:
-            path = clean.group(1)
-            if path[:1] != "/":
-                path = "/" + path
         # code_allows(), inlined; NO_RULE (-1) allows too.
-        return self._decide(path, agent, precedence, agent_match) & 1 == 1
+        return self._decide(request_path(url), agent, precedence, agent_match) & 1 == 1
 
     def explain(
         self,

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine import groups, reading
+from scrapy_robotrules.engine import groups, reading, robotstxt, urls
 from scrapy_robotrules.engine.agents import select
 from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from scrapy_robotrules.engine.reading import member_columns
@@ -258,3 +258,39 @@ def test_a_page_that_names_content_type_is_not_read_for_usage_lines(
     robots = RobotsTxt.parse(page + b"Content-Usage: train-ai=n\n")
     assert [key for _, key, _ in robots.usage_lines] == ["content-usage"]
     assert len(scans) == 1
+
+
+class _CountedPattern:
+    """A compiled pattern that counts its ``fullmatch`` calls."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self.calls = 0
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        self.calls += 1
+        return self.pattern.fullmatch(text)
+
+
+def test_a_url_asked_again_at_once_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A crawler asks for each of its agents, or decides then explains: the
+    # URL's path is read once, not once per question.
+    counted = _CountedPattern(urls.CLEAN_URL)
+    monkeypatch.setattr(urls, "CLEAN_URL", counted)
+    monkeypatch.setattr(robotstxt, "CLEAN_URL", counted, raising=False)
+    robots = RobotsTxt.parse("User-agent: *\nDisallow: /a\n")
+    for url in ("https://example.com/a/b?q", "https://example.com/b"):
+        before = counted.calls
+        answers = [robots.allowed(url, agent) for agent in ("bot", "Googlebot", "x")]
+        decision = robots.explain(url, "bot")
+        assert counted.calls == before + 1
+        assert answers == [decision.allowed] * 3
+        assert decision.path == url.removeprefix("https://example.com")
+    # URLs taking turns are each read every time (one pair is kept), and a
+    # URL that needs normalising is kept as its normalised path.
+    before = counted.calls
+    for url in ("/%61", "https://example.com/b", "/%61"):
+        assert not robots.allowed(url, "bot") or url.endswith("b")
+        assert not robots.allowed(url, "bot") or url.endswith("b")
+    assert counted.calls == before + 3
+    assert urls.request_path("/%61") == "/a"
