@@ -9,9 +9,11 @@ without a :class:`.Pattern` object per rule.
 
 from __future__ import annotations
 
+import operator
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
+from itertools import compress, repeat
 from operator import itemgetter
 
 from ..patterns import Pattern
@@ -40,6 +42,14 @@ WildRule = tuple[int, bool, Pattern]
 
 _FIRST, _SECOND, _THIRD, _FOURTH, _FIFTH, _SIXTH = map(itemgetter, range(6))
 _KEY_RANK = itemgetter(0, 1)
+_TWICE, _FOUR = (2).__mul__, (4).__mul__
+# Every normalised path starts with "/": the "" and "/" buckets always
+# apply, so they are one (``_BUCKET_KEY(prefix, prefix)``).
+_BUCKET_KEY = {"/": ""}.get
+# A rule of one star at most, by 4 * star + 2 * (text after it) + anchor:
+# "/a" can't be here (no star, no anchor: a plain prefix), "/a$", "/a*",
+# "/a*$" (the prefix is all), "/a*b", "/a*b$".
+_STAR_SHAPES = bytes([ALWAYS, EXACT, ALWAYS, EXACT, ALWAYS, ALWAYS, FIND, ENDS])
 
 
 def shape_of(pattern: Pattern) -> tuple[int, str]:
@@ -139,32 +149,46 @@ class Bucketed:
         for columns in many:
             # Rules of several stars, read without a pattern: a GENERAL one
             # (few here: many go to an automaton) is read again from the file.
-            for line, allow, prefix, needle, priority, shape in zip(*columns, strict=True):
-                key = "" if prefix in ("", "/") else prefix
-                several = None
-                if shape == GENERAL:
-                    if pattern_at is None:
-                        raise ValueError("rules of several stars need pattern_at")
-                    several = pattern_at(line)
-                code = rule_code(line, allow)
-                rank = rank_of(line, allow, priority)
-                rows.append((key, rank, shape, needle, len(prefix), code, several))
+            lines, allows, prefixes, needles, priorities, shapes = columns
+            codes = list(map(operator.add, map(_TWICE, lines), allows))
+            generals: list[Pattern | None] = [None] * len(lines)
+            if GENERAL in shapes:
+                if pattern_at is None:
+                    raise ValueError("rules of several stars need pattern_at")
+                for i in compress(range(len(lines)), map(GENERAL.__eq__, shapes)):
+                    generals[i] = pattern_at(lines[i])
+            rows += zip(
+                map(_BUCKET_KEY, prefixes, prefixes),
+                strategy.ranks(codes, priorities),
+                shapes,
+                needles,
+                map(len, prefixes),
+                codes,
+                generals,
+                strict=True,
+            )
         for group in stars:
             # Plain text around one star at most: no Pattern needed, the row
-            # is made from the text around the star (as Pattern would cut it).
-            for line, allow, head, star, tail, anchor in zip(*group, strict=True):
-                prefix = head.decode()
-                key = "" if prefix in ("", "/") else prefix
-                length = len(head) + len(star) + len(tail) + len(anchor)
-                rank = rank_of(line, allow, length)
-                if not star:
-                    shape = EXACT if anchor else ALWAYS
-                elif tail:
-                    shape = ENDS if anchor else FIND
-                else:
-                    shape = ALWAYS  # "/a*", "/a*$": the prefix is all
-                code = rule_code(line, allow)
-                rows.append((key, rank, shape, tail.decode(), len(prefix), code, None))
+            # is made from the text around the star (as Pattern would cut it),
+            # column by column, with no Python call per rule.
+            lines, allows, heads, star_marks, tails, anchors = group
+            prefixes = list(map(bytes.decode, heads))
+            codes = list(map(operator.add, map(_TWICE, lines), allows))
+            lengths = map(operator.add, map(len, heads), map(len, star_marks))
+            lengths = map(operator.add, lengths, map(len, tails))
+            priorities = list(map(operator.add, lengths, map(len, anchors)))
+            # Shape by (star, text after it, anchor), each 0 or 1 (see _STAR_SHAPES).
+            kinds = map(operator.add, map(_FOUR, map(len, star_marks)), map(bool, anchors))
+            kinds = map(operator.add, kinds, map(_TWICE, map(bool, tails)))
+            rows += zip(
+                map(_BUCKET_KEY, prefixes, prefixes),
+                strategy.ranks(codes, priorities),
+                map(_STAR_SHAPES.__getitem__, kinds),
+                map(bytes.decode, tails),
+                map(len, prefixes),
+                codes,
+                repeat(None),
+            )
         for line, allow, pattern in wild:
             shape, piece = shape_of(pattern)
             prefix = pattern.prefix
