@@ -51,7 +51,10 @@ def test_rules_of_several_stars_are_read_in_bulk(monkeypatch: pytest.MonkeyPatch
         many_star_file(2_000) + b"Disallow: /*%7e*b*%41$\nAllow: /\xc3\xa9*x*y\nAllow: *q*r\n"
     )
     assert robots.allowed("/index.html", "bot")
-    assert read == ["*q*r"]  # a value starting with "*" is still read apart
+    assert read == []  # a value starting with "*" too
+    shown = robots.explain("/q/r", "bot").rule
+    assert shown is not None
+    assert (shown.directive, shown.pattern) == ("allow", "*q*r")
     assert not robots.allowed("/a/x12/y12/item.php", "bot")
     assert robots.allowed("/a/x12/y12/item.php?", "bot")
     assert not robots.allowed("/~/b/A", "bot")
@@ -71,10 +74,12 @@ def test_escaped_plain_values_are_plain_rules(monkeypatch: pytest.MonkeyPatch) -
     assert not rules.many.lines
 
 
-# Values the line regex cuts: "/" then characters it lets through, stars, a final "$".
+# Values the line regex cuts: "/" or "*" then characters it lets through,
+# stars, a final "$".
 CUT_ALPHABET = [*"/ab%2F7e*?;=.", "é", "ツ", "\udcff"]
 cut_values = st.builds(
-    lambda body, anchor: "/" + body + anchor,
+    lambda first, body, anchor: first + body + anchor,
+    st.sampled_from(["/", "*"]),
     st.text(alphabet=CUT_ALPHABET, max_size=12),
     st.sampled_from(["", "$"]),
 )
@@ -124,7 +129,9 @@ many_star_rules = st.lists(
     st.builds(
         lambda directive, form, a, b: f"{directive}: {form.format(a, b)}",
         st.sampled_from(["Allow", "Disallow", "disallow"]),
-        st.sampled_from(["/*{}*{}", "/{}*{}*$", "/a*{}**{}$", "/*{}*{}*", "/%7e*{}*{}", "/é{}*{}"]),
+        st.sampled_from(
+            ["/*{}*{}", "/{}*{}*$", "/a*{}**{}$", "/*{}*{}*", "/%7e*{}*{}", "/é{}*{}", "*{}*{}$"]
+        ),
         st.text(alphabet=[*"ab%2F7e$", "é"], max_size=4),
         st.text(alphabet=[*"ab%2F7e*", "ツ"], max_size=4),
     ),
