@@ -294,3 +294,28 @@ def test_a_url_asked_again_at_once_is_read_once(monkeypatch: pytest.MonkeyPatch)
         assert not robots.allowed(url, "bot") or url.endswith("b")
     assert counted.calls == before + 3
     assert urls.request_path("/%61") == "/a"
+
+
+def test_wildcard_rows_are_built_without_a_call_per_rule() -> None:
+    # Rules of one star (with or without text after it, "$", or a prefix),
+    # and of several stars: rows made column by column, ranked in bulk.
+    rules = "".join(
+        f"Disallow: /a{i}*\nAllow: /b*.x{i}$\nDisallow: *c{i}\nDisallow: /d{i}$\n"
+        f"Disallow: /*e{i}*f*g\n"
+        for i in range(10)
+    )
+    robots = RobotsTxt.parse("User-agent: *\n" + rules)
+    for mode in PRECEDENCE_MODES:
+        calls = python_calls(functools.partial(robots._index, "bot", mode, "token"))
+        index = robots._views[("bot", mode, "token") if mode != MOST_SPECIFIC else "bot"]
+        assert index._wild is not None
+        assert index._literals is None
+        assert calls.count("rank") == 0, (mode, calls)
+        assert calls.count("rule_code") == 0, (mode, calls)
+        robots._views.clear()
+    assert not robots.allowed("/a3x", "bot")
+    assert robots.allowed("/b.x3", "bot")
+    assert not robots.allowed("/zc7", "bot")
+    assert not robots.allowed("/d1", "bot")
+    assert robots.allowed("/d1/", "bot")
+    assert not robots.allowed("/e4-f-g", "bot")
