@@ -120,8 +120,12 @@ def test_values_cut_in_bulk_mean_what_each_alone_means(values: list[str]) -> Non
             assert many.needles[i] == matcher.needle
             assert many.priorities[i] == matcher.priority
             assert many.shapes[i] == shape
-            if shape != 2:  # GENERAL: read again, its piece unused
+            if shape != 2:  # GENERAL: its piece unused
                 assert many.needles[i] == piece
+            # The pattern a GENERAL row is given, made from prefix and rest.
+            made = Pattern(many.prefixes[i] + "*" + many.rests[i])
+            fields = ("prefix", "middle", "last", "anchored", "priority", "needle")
+            assert [getattr(made, f) for f in fields] == [getattr(matcher, f) for f in fields]
 
 
 # Many rules of several stars (to the automaton), with escapes and non-ASCII.

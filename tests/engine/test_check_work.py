@@ -319,3 +319,20 @@ def test_wildcard_rows_are_built_without_a_call_per_rule() -> None:
     assert not robots.allowed("/d1", "bot")
     assert robots.allowed("/d1/", "bot")
     assert not robots.allowed("/e4-f-g", "bot")
+
+
+def test_rules_of_several_stars_are_not_read_again_for_their_pattern() -> None:
+    # GENERAL rules (several pieces between stars) get their pattern from
+    # the columns read in bulk, not from their line read again.
+    robots = RobotsTxt.parse(
+        "User-agent: *\nDisallow: /*a1*b*c\nDisallow: /x*%7e*z$\nAllow: *q*r*s\nDisallow: /q\n"
+    )
+    calls = python_calls(functools.partial(robots._index, "bot", MOST_SPECIFIC, "token"))
+    assert "_pattern_at" not in calls
+    assert "member" not in calls
+    assert not robots.allowed("/-a1-b-c", "bot")
+    assert robots.allowed("/-a1-c-b", "bot")
+    assert not robots.allowed("/x/~/z", "bot")
+    assert robots.allowed("/x/~/z/", "bot")
+    assert robots.allowed("/q/r/s", "bot")
+    assert not robots.allowed("/q/s/r", "bot")

@@ -129,7 +129,7 @@ class RuleIndex:
             stars = rest
             many = rest_many
         if wild or any(group.lines for group in stars) or any(group.lines for group in many):
-            self._wild = Bucketed(strategy, wild, stars, many, pattern_at)
+            self._wild = Bucketed(strategy, wild, stars, many)
         # No wildcard rule, and the longest matching prefix decides: the
         # search ends at that prefix, without ranks (see decide).
         self._longest_only = (

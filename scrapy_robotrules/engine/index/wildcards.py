@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import itemgetter
 
@@ -142,21 +142,18 @@ class Bucketed:
         wild: Iterable[WildRule],
         stars: Iterable[StarRules],
         many: Iterable[ManyStars] = (),
-        pattern_at: Callable[[int], Pattern] | None = None,
     ) -> None:
         rank_of = strategy.rank
         rows: list[tuple[str, int, int, str, int, int, Pattern | None]] = []
         for columns in many:
             # Rules of several stars, read without a pattern: a GENERAL one
-            # (few here: many go to an automaton) is read again from the file.
-            lines, allows, prefixes, needles, priorities, shapes = columns
+            # (few here: many go to an automaton) gets one, made from its
+            # normalised prefix and rest (normalising them again changes nothing).
+            lines, allows, prefixes, needles, priorities, shapes, rests = columns
             codes = list(map(operator.add, map(_TWICE, lines), allows))
             generals: list[Pattern | None] = [None] * len(lines)
-            if GENERAL in shapes:
-                if pattern_at is None:
-                    raise ValueError("rules of several stars need pattern_at")
-                for i in compress(range(len(lines)), map(GENERAL.__eq__, shapes)):
-                    generals[i] = pattern_at(lines[i])
+            for i in compress(range(len(lines)), map(GENERAL.__eq__, shapes)):
+                generals[i] = Pattern(prefixes[i] + "*" + rests[i])
             rows += zip(
                 map(_BUCKET_KEY, prefixes, prefixes),
                 strategy.ranks(codes, priorities),
