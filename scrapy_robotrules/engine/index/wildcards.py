@@ -104,6 +104,8 @@ def scan_checked(rules: Iterable[Wild], path: str, best_rank: int, best: int) ->
 
 def _parents(keys: list[str]) -> list[int]:
     """For each of the sorted ``keys``, the index of its longest proper prefix among them, or -1."""
+    if len(keys) == 1:
+        return [-1]  # most often: the "" bucket alone
     parents: list[int] = []
     chain: list[int] = []  # the keys before this one that are prefixes of the last
     for i, key in enumerate(keys):
@@ -145,15 +147,19 @@ class Bucketed:
     ) -> None:
         rank_of = strategy.rank
         rows: list[tuple[str, int, int, str, int, int, Pattern | None]] = []
+        general = False  # whether some row keeps a pattern
         for columns in many:
             # Rules of several stars, read without a pattern: a GENERAL one
             # (few here: many go to an automaton) gets one, made from its
             # normalised prefix and rest (normalising them again changes nothing).
             lines, allows, prefixes, needles, priorities, shapes, rests = columns
+            if not lines:
+                continue
             codes = list(map(operator.add, map(_TWICE, lines), allows))
             generals: list[Pattern | None] = [None] * len(lines)
             for i in compress(range(len(lines)), map(GENERAL.__eq__, shapes)):
                 generals[i] = Pattern(prefixes[i] + "*" + rests[i])
+                general = True
             rows += zip(
                 map(_BUCKET_KEY, prefixes, prefixes),
                 strategy.ranks(codes, priorities),
@@ -169,6 +175,8 @@ class Bucketed:
             # is made from the text around the star (as Pattern would cut it),
             # column by column, with no Python call per rule.
             lines, allows, heads, star_marks, tails, anchors = group
+            if not lines:
+                continue
             prefixes = list(map(bytes.decode, heads))
             codes = list(map(operator.add, map(_TWICE, lines), allows))
             lengths = map(operator.add, map(len, heads), map(len, star_marks))
@@ -193,7 +201,10 @@ class Bucketed:
             # always apply, so they are one.
             key = "" if prefix in ("", "/") else prefix
             rank = rank_of(line, allow, pattern.priority)
-            several = pattern if shape == GENERAL else None
+            several = None
+            if shape == GENERAL:
+                several = pattern
+                general = True
             rows.append((key, rank, shape, piece, len(prefix), rule_code(line, allow), several))
         rows.sort(key=_KEY_RANK)
         self._ranks = array("q", map(_SECOND, rows))
@@ -201,8 +212,9 @@ class Bucketed:
         self._pieces: list[str] = list(map(_FOURTH, rows))
         self._offsets = array("i", map(_FIFTH, rows))
         self._codes = array("i", map(_SIXTH, rows))
-        general = {i: kept for i, row in enumerate(rows) if (kept := row[6]) is not None}
-        self._general: dict[int, Pattern] | None = general or None
+        self._general: dict[int, Pattern] | None = None
+        if general:
+            self._general = {i: kept for i, row in enumerate(rows) if (kept := row[6]) is not None}
         keys = list(map(_FIRST, rows))
         # Each bucket's key, where its rows start (and, one more, where the
         # last ends), and its parent: the bucket of its longest proper prefix.
