@@ -336,3 +336,29 @@ def test_rules_of_several_stars_are_not_read_again_for_their_pattern() -> None:
     assert robots.allowed("/x/~/z/", "bot")
     assert robots.allowed("/q/r/s", "bot")
     assert not robots.allowed("/q/s/r", "bot")
+
+
+def test_a_question_asked_again_at_once_is_answered_from_the_last_answer() -> None:
+    # allowed() then explain(), or another agent sharing the same rules: the
+    # index decides once. An agent with rules of its own is decided apart.
+    robots = RobotsTxt.parse(
+        "User-agent: *\nDisallow: /a\nDisallow: /*.php$\n\nUser-agent: otherbot\nAllow: /\n"
+    )
+    url = "https://example.com/a/b.php"
+
+    def ask() -> list[object]:
+        return [
+            robots.allowed(url, "examplebot"),
+            robots.allowed(url, "Googlebot"),
+            robots.explain(url, "examplebot").allowed,
+            robots.allowed(url, "otherbot"),
+            robots.allowed(url, "examplebot"),
+        ]
+
+    assert ask() == [False, False, False, True, False]
+    assert robots.allowed("/elsewhere", "examplebot")  # another question last
+    calls = python_calls(ask)
+    # examplebot (Googlebot and explain() share it), otherbot, examplebot again.
+    assert calls.count("decide") == 3, calls
+    assert robots.allowed("https://example.com/b", "Googlebot")
+    assert not robots.allowed("https://example.com/a", "Googlebot")
