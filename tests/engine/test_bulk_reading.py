@@ -123,7 +123,7 @@ def test_values_cut_in_bulk_mean_what_each_alone_means(values: list[str]) -> Non
             if shape != 2:  # GENERAL: its piece unused
                 assert many.needles[i] == piece
             # The pattern a GENERAL row is given, made from prefix and rest.
-            made = Pattern(many.prefixes[i] + "*" + many.rests[i])
+            made = Pattern(many.prefixes[i] + "*" + many.tails[i] + "$" * many.anchored[i])
             fields = ("prefix", "middle", "last", "anchored", "priority", "needle")
             assert [getattr(made, f) for f in fields] == [getattr(matcher, f) for f in fields]
 

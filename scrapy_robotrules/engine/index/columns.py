@@ -72,10 +72,11 @@ class ManyStars(NamedTuple):
     Parallel columns: line, whether it allows, the normalised text before
     the first star, the needle, the priority and the shape (``FIND``,
     ``ENDS``, ``ALWAYS`` or ``GENERAL``), each as :class:`.Pattern` and
-    :func:`.wildcards.shape_of` say, and the normalised rest of the value
-    after its first star (``$`` included). The piece a ``FIND`` or ``ENDS``
-    rule needs is its needle; a ``GENERAL`` rule's pattern is made from its
-    prefix and rest when it must be tried.
+    :func:`.wildcards.shape_of` say, then the normalised text after the
+    first star (further stars kept) and whether a ``$`` ends the value. The
+    piece a ``FIND`` or ``ENDS`` rule needs is its needle; a ``GENERAL``
+    rule's pattern is made from its prefix, tail and anchor when it must
+    be tried.
     """
 
     lines: list[int]
@@ -84,7 +85,8 @@ class ManyStars(NamedTuple):
     needles: list[str]
     priorities: list[int]
     shapes: bytearray
-    rests: list[str]
+    tails: list[str]
+    anchored: list[bool]
 
     def picked(self, mask: list[bool]) -> ManyStars:
         """The rules where ``mask`` is true, in order."""
@@ -95,12 +97,13 @@ class ManyStars(NamedTuple):
             list(compress(self.needles, mask)),
             list(compress(self.priorities, mask)),
             bytearray(compress(self.shapes, mask)),
-            list(compress(self.rests, mask)),
+            list(compress(self.tails, mask)),
+            list(compress(self.anchored, mask)),
         )
 
 
 def no_many() -> ManyStars:
-    return ManyStars([], [], [], [], [], bytearray(), [])
+    return ManyStars([], [], [], [], [], bytearray(), [], [])
 
 
 def needs_cutting(rules: StarRules) -> bool:
@@ -163,9 +166,8 @@ def cut_starred(
 def _many_stars(rules: StarRules) -> ManyStars:
     heads = _texts(rules.prefixes)
     anchored = list(map(bool, rules.anchors))
-    needles, priorities, shapes, texts = star_shapes(heads, rules.pieces, anchored)
-    rests = list(map(str.__add__, texts, map(("", "$").__getitem__, anchored)))
-    return ManyStars(rules.lines, rules.allows, heads, needles, priorities, shapes, rests)
+    needles, priorities, shapes, tails = star_shapes(heads, rules.pieces, anchored)
+    return ManyStars(rules.lines, rules.allows, heads, needles, priorities, shapes, tails, anchored)
 
 
 def star_shapes(

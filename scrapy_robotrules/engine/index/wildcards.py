@@ -151,14 +151,15 @@ class Bucketed:
         for columns in many:
             # Rules of several stars, read without a pattern: a GENERAL one
             # (few here: many go to an automaton) gets one, made from its
-            # normalised prefix and rest (normalising them again changes nothing).
-            lines, allows, prefixes, needles, priorities, shapes, rests = columns
+            # normalised prefix, tail and anchor (normalising them again
+            # changes nothing).
+            lines, allows, prefixes, needles, priorities, shapes, texts, anchored = columns
             if not lines:
                 continue
             codes = list(map(operator.add, map(_TWICE, lines), allows))
             generals: list[Pattern | None] = [None] * len(lines)
             for i in compress(range(len(lines)), map(GENERAL.__eq__, shapes)):
-                generals[i] = Pattern(prefixes[i] + "*" + rests[i])
+                generals[i] = Pattern(f"{prefixes[i]}*{texts[i]}{'$' if anchored[i] else ''}")
                 general = True
             rows += zip(
                 map(_BUCKET_KEY, prefixes, prefixes),
