@@ -9,8 +9,8 @@ as "> budget".
 from __future__ import annotations
 
 import argparse
-import functools
 import gc
+import itertools
 import json
 import subprocess
 import sys
@@ -95,10 +95,14 @@ def worker_pathological(tool_key: str, n: int, stars: int, budget: float) -> dic
     if first >= 0.2 or remaining < 2 * first:
         seconds, number, loops = first, 1, 1  # too slow to repeat within the budget
     else:
-        seconds, number, loops = per_call(
-            functools.partial(tool.check_one, parsed, url, PATHOLOGICAL_AGENT),
-            budget=remaining,
-        )
+        # Two paths of the same work in turn: a tool may keep its last answer
+        # (ours does), and a check asked again at once would time that.
+        urls = itertools.cycle((url, url[:-1] + "c"))
+
+        def check() -> bool:
+            return tool.check_one(parsed, next(urls), PATHOLOGICAL_AGENT)
+
+        seconds, number, loops = per_call(check, budget=remaining)
     return {
         "per_check_s": min(seconds, first),
         "first_check_s": first,

@@ -284,27 +284,27 @@ def _fast_member_line() -> re.Pattern[bytes]:
     A plain value starts with ``/`` and holds only characters that need no
     percent-normalising (no ``%``, ``*``, ``$``, space or non-ASCII): it is
     its own normalised form and needs no Python work. A value starting with
-    ``/`` of such characters, ``%`` and non-ASCII, with stars and maybe a
-    final ``$`` (``/*foo``, ``/a/*.php$``, ``/*%7e*b``, ``/a$``, ``/a%20b``)
-    is cut: its key, the text before the first star, the star, the text
-    after it (further stars included) and the ``$``; the caller normalises
-    what needs it (:func:`.groups.read_rules`). Any other member line falls
-    to the general groups, as :func:`_lines` reads it.
+    ``/`` (or ``*``) of such characters, ``%`` and non-ASCII, with stars and
+    maybe a final ``$`` (``/*foo``, ``/a/*.php$``, ``/*%7e*b``, ``/a$``,
+    ``/a%20b``, ``*.php$``) is cut: its key, the text before the first star,
+    the star, the text after it (further stars included) and the ``$``; the
+    caller normalises what needs it (:func:`.groups.read_rules`). Any other
+    member line falls to the general groups, as :func:`_lines` reads it.
     """
     allow = _trie([s.encode() for s in _SPELLINGS["allow"]])
     disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
     # "#" is no value character: it starts a comment.
     value_chars = b"[" + re.escape(UNRESERVED + RESERVED.replace("#", "")).encode("ascii") + b"]"
-    # Possessive: a value never gives back a character (what may follow it,
-    # blanks and "#", is no value character), so a long value that is no
-    # such rule fails in one pass, as "/a/*" does at its "*".
+    # Possessive: a value never gives back a character (blanks and "#" may
+    # follow it), so a value that is no such rule fails in one pass.
     plain = rb" *:[ ]*(/" + value_chars + rb"*+) *(?![^#\n])"
     # Cut values may hold escapes and non-ASCII (normalised by the caller) and
-    # more stars after the first: a hostile file's ``/*%7e<letters>%2f`` or
-    # ``/*x1*y1*.php$`` is cut here, not read again value by value.
+    # more stars: a hostile file's ``/*%7e<letters>%2f`` or ``/*x1*y1*.php$``
+    # is cut here, not read again value by value; ``*.php$`` has no prefix.
     cut = value_chars[:-1] + rb"%\x80-\xff]"
     star = (
-        rb" *:[ ]*(/" + cut + rb"*+)(\*?)(" + cut + rb"*+(?:\*" + cut + rb"*+)*+)(\$?) *(?![^#\n])"
+        rb" *:[ ]*(/" + cut + rb"*+|(?=\*))(\*?)(" + cut + rb"*+(?:\*" + cut + rb"*+)*+)(\$?)"
+        rb" *(?![^#\n])"
     )
     general = _line(_MEMBERS)
     # Disallow first: most member lines are Disallow lines.

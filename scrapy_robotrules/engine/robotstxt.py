@@ -4,7 +4,8 @@ Parsing only finds the groups (:mod:`.reading`, SPEC 1 and 2); a group's
 rules are read (:mod:`.groups`) and indexed (:mod:`.index`) when a crawler
 first needs them, and the index is kept per (agent, precedence,
 agent_match), so a file asked the same question again answers from a dict
-lookup, a normalised path and a bisect. ``allowed`` and ``explain`` are one
+lookup, a normalised path and a bisect (or, asked it twice in a row, from
+the last answer kept). ``allowed`` and ``explain`` are one
 answer: both ask :meth:`RobotsTxt._decide` for the deciding rule. File-wide
 ``Sitemap`` and ``Host`` and the group's politeness lines: SPEC 6.
 """
@@ -35,7 +36,7 @@ from .reading import (
     read_layout,
     usage_lines,
 )
-from .urls import CLEAN_URL, request_path
+from .urls import request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
 
@@ -47,6 +48,7 @@ _KEYS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
 _product_token = functools.lru_cache(maxsize=_MAX_VIEWS)(product_token)
 WEIGHT_BASE = 2048
 WEIGHT_PER_BYTE = 20
+_NO_DECISION: tuple[RuleIndex | None, str, int] = (None, "", NO_RULE)
 
 
 class RobotsTxt:
@@ -56,6 +58,7 @@ class RobotsTxt:
         "_agents",
         "_bodies",
         "_groups",
+        "_last",
         "_numbers",
         "_shown",
         "_unknown_lines",
@@ -101,6 +104,8 @@ class RobotsTxt:
         self._unknown_lines = layout.unknown_lines
         self._views: dict[str | tuple[str, str, str], RuleIndex] = {}
         self._shown: dict[int, Rule] | None = None
+        self._last = _NO_DECISION
+        """(index, path, code) of the last decision (see :meth:`_decide`)."""
 
     @classmethod
     def parse(
@@ -248,7 +253,15 @@ class RobotsTxt:
         # A slice compared, not startswith(): no call, no arguments parsed.
         if path[1:2] == "r" and is_robots_path(path):
             return NO_RULE
-        return index.decide(path)
+        # The same question often comes again at once: allowed() then
+        # explain(), or another agent that shares this index. The file
+        # keeps its last answer (replaced in one assignment).
+        last = self._last
+        if last[0] is index and last[1] == path:
+            return last[2]
+        code = index.decide(path)
+        self._last = (index, path, code)
+        return code
 
     def allowed(
         self,
@@ -258,16 +271,8 @@ class RobotsTxt:
         agent_match: str = TOKEN,
     ) -> bool:
         """Whether ``agent`` may fetch ``url`` (absolute, or a bare path)."""
-        # request_path()'s common case, inlined: the hot path of every check.
-        clean = CLEAN_URL.fullmatch(url)
-        if clean is None:
-            path = request_path(url)
-        else:
-            path = clean.group(1)
-            if path[:1] != "/":
-                path = "/" + path
         # code_allows(), inlined; NO_RULE (-1) allows too.
-        return self._decide(path, agent, precedence, agent_match) & 1 == 1
+        return self._decide(request_path(url), agent, precedence, agent_match) & 1 == 1
 
     def explain(
         self,

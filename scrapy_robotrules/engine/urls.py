@@ -246,17 +246,31 @@ def request_path(url: str) -> str:
 
     ``url`` may be absolute (``http://h/p?q``), scheme-relative (``//h/p``) or
     a bare path (``/p``). The fragment is dropped. The result is normalised.
+
+    The same URL is often read again at once: a crawler asks for each of
+    its agents, or decides and then explains, or checks for ``/robots.txt``
+    first. The last URL read and its path are kept (one pair, for the
+    whole process, replaced in one assignment: safe across threads).
     """
+    last = _LAST[0]
+    if url == last[0]:
+        return last[1]
     clean = CLEAN_URL.fullmatch(url)
     if clean is not None:
         path = clean.group(1)
-        if path[:1] == "/":
-            return path
-        return "/" + path
-    path = url_path_and_query(url)
-    if path[:1] != "/":
-        path = "/" + path
-    return normalize(path)
+        if path[:1] != "/":
+            path = "/" + path
+    else:
+        path = url_path_and_query(url)
+        if path[:1] != "/":
+            path = "/" + path
+        path = normalize(path)
+    _LAST[0] = (url, path)
+    return path
+
+
+_LAST = [("", "/")]
+"""The last URL :func:`request_path` read, and its path (``""`` reads as ``/``)."""
 
 
 # The common case, taken without urlsplit: http(s), a lower-case ASCII host

@@ -120,7 +120,11 @@ def test_escaped_rules_are_read_in_bulk(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(groups, "_rule_pattern", counting)
     robots = RobotsTxt.parse(body + b"Disallow: /a*b*c\nAllow: *%41\n")
     assert robots.allowed("/", "bot")
-    assert read_one_by_one == ["*%41"]
+    # A value starting with its star is cut by the line regex too.
+    assert read_one_by_one == []
+    shown = robots.explain("/xA", "bot").rule
+    assert shown is not None
+    assert (shown.directive, shown.pattern) == ("allow", "*%41")
     # The bulk-read rules decide as their patterns say.
     literal = body.split(b"\n")[1].split(b"%7e")[1].split(b"%2f")[0].decode()
     assert not robots.allowed(f"/x~{literal}%2Fy", "bot")

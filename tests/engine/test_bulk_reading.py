@@ -51,7 +51,10 @@ def test_rules_of_several_stars_are_read_in_bulk(monkeypatch: pytest.MonkeyPatch
         many_star_file(2_000) + b"Disallow: /*%7e*b*%41$\nAllow: /\xc3\xa9*x*y\nAllow: *q*r\n"
     )
     assert robots.allowed("/index.html", "bot")
-    assert read == ["*q*r"]  # a value starting with "*" is still read apart
+    assert read == []  # a value starting with "*" too
+    shown = robots.explain("/q/r", "bot").rule
+    assert shown is not None
+    assert (shown.directive, shown.pattern) == ("allow", "*q*r")
     assert not robots.allowed("/a/x12/y12/item.php", "bot")
     assert robots.allowed("/a/x12/y12/item.php?", "bot")
     assert not robots.allowed("/~/b/A", "bot")
@@ -71,10 +74,12 @@ def test_escaped_plain_values_are_plain_rules(monkeypatch: pytest.MonkeyPatch) -
     assert not rules.many.lines
 
 
-# Values the line regex cuts: "/" then characters it lets through, stars, a final "$".
+# Values the line regex cuts: "/" or "*" then characters it lets through,
+# stars, a final "$".
 CUT_ALPHABET = [*"/ab%2F7e*?;=.", "é", "ツ", "\udcff"]
 cut_values = st.builds(
-    lambda body, anchor: "/" + body + anchor,
+    lambda first, body, anchor: first + body + anchor,
+    st.sampled_from(["/", "*"]),
     st.text(alphabet=CUT_ALPHABET, max_size=12),
     st.sampled_from(["", "$"]),
 )
@@ -115,8 +120,12 @@ def test_values_cut_in_bulk_mean_what_each_alone_means(values: list[str]) -> Non
             assert many.needles[i] == matcher.needle
             assert many.priorities[i] == matcher.priority
             assert many.shapes[i] == shape
-            if shape != 2:  # GENERAL: read again, its piece unused
+            if shape != 2:  # GENERAL: its piece unused
                 assert many.needles[i] == piece
+            # The pattern a GENERAL row is given, made from prefix and rest.
+            made = Pattern(many.prefixes[i] + "*" + many.tails[i] + "$" * many.anchored[i])
+            fields = ("prefix", "middle", "last", "anchored", "priority", "needle")
+            assert [getattr(made, f) for f in fields] == [getattr(matcher, f) for f in fields]
 
 
 # Many rules of several stars (to the automaton), with escapes and non-ASCII.
@@ -124,7 +133,9 @@ many_star_rules = st.lists(
     st.builds(
         lambda directive, form, a, b: f"{directive}: {form.format(a, b)}",
         st.sampled_from(["Allow", "Disallow", "disallow"]),
-        st.sampled_from(["/*{}*{}", "/{}*{}*$", "/a*{}**{}$", "/*{}*{}*", "/%7e*{}*{}", "/é{}*{}"]),
+        st.sampled_from(
+            ["/*{}*{}", "/{}*{}*$", "/a*{}**{}$", "/*{}*{}*", "/%7e*{}*{}", "/é{}*{}", "*{}*{}$"]
+        ),
         st.text(alphabet=[*"ab%2F7e$", "é"], max_size=4),
         st.text(alphabet=[*"ab%2F7e*", "ツ"], max_size=4),
     ),

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine import groups, reading
+from scrapy_robotrules.engine import groups, reading, robotstxt, urls
 from scrapy_robotrules.engine.agents import select
 from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from scrapy_robotrules.engine.reading import member_columns
@@ -258,3 +258,107 @@ def test_a_page_that_names_content_type_is_not_read_for_usage_lines(
     robots = RobotsTxt.parse(page + b"Content-Usage: train-ai=n\n")
     assert [key for _, key, _ in robots.usage_lines] == ["content-usage"]
     assert len(scans) == 1
+
+
+class _CountedPattern:
+    """A compiled pattern that counts its ``fullmatch`` calls."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self.calls = 0
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        self.calls += 1
+        return self.pattern.fullmatch(text)
+
+
+def test_a_url_asked_again_at_once_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A crawler asks for each of its agents, or decides then explains: the
+    # URL's path is read once, not once per question.
+    counted = _CountedPattern(urls.CLEAN_URL)
+    monkeypatch.setattr(urls, "CLEAN_URL", counted)
+    monkeypatch.setattr(robotstxt, "CLEAN_URL", counted, raising=False)
+    robots = RobotsTxt.parse("User-agent: *\nDisallow: /a\n")
+    for url in ("https://example.com/a/b?q", "https://example.com/b"):
+        before = counted.calls
+        answers = [robots.allowed(url, agent) for agent in ("bot", "Googlebot", "x")]
+        decision = robots.explain(url, "bot")
+        assert counted.calls == before + 1
+        assert answers == [decision.allowed] * 3
+        assert decision.path == url.removeprefix("https://example.com")
+    # URLs taking turns are each read every time (one pair is kept), and a
+    # URL that needs normalising is kept as its normalised path.
+    before = counted.calls
+    for url in ("/%61", "https://example.com/b", "/%61"):
+        assert not robots.allowed(url, "bot") or url.endswith("b")
+        assert not robots.allowed(url, "bot") or url.endswith("b")
+    assert counted.calls == before + 3
+    assert urls.request_path("/%61") == "/a"
+
+
+def test_wildcard_rows_are_built_without_a_call_per_rule() -> None:
+    # Rules of one star (with or without text after it, "$", or a prefix),
+    # and of several stars: rows made column by column, ranked in bulk.
+    rules = "".join(
+        f"Disallow: /a{i}*\nAllow: /b*.x{i}$\nDisallow: *c{i}\nDisallow: /d{i}$\n"
+        f"Disallow: /*e{i}*f*g\n"
+        for i in range(10)
+    )
+    robots = RobotsTxt.parse("User-agent: *\n" + rules)
+    for mode in PRECEDENCE_MODES:
+        calls = python_calls(functools.partial(robots._index, "bot", mode, "token"))
+        index = robots._views[("bot", mode, "token") if mode != MOST_SPECIFIC else "bot"]
+        assert index._wild is not None
+        assert index._literals is None
+        assert calls.count("rank") == 0, (mode, calls)
+        assert calls.count("rule_code") == 0, (mode, calls)
+        robots._views.clear()
+    assert not robots.allowed("/a3x", "bot")
+    assert robots.allowed("/b.x3", "bot")
+    assert not robots.allowed("/zc7", "bot")
+    assert not robots.allowed("/d1", "bot")
+    assert robots.allowed("/d1/", "bot")
+    assert not robots.allowed("/e4-f-g", "bot")
+
+
+def test_rules_of_several_stars_are_not_read_again_for_their_pattern() -> None:
+    # GENERAL rules (several pieces between stars) get their pattern from
+    # the columns read in bulk, not from their line read again.
+    robots = RobotsTxt.parse(
+        "User-agent: *\nDisallow: /*a1*b*c\nDisallow: /x*%7e*z$\nAllow: *q*r*s\nDisallow: /q\n"
+    )
+    calls = python_calls(functools.partial(robots._index, "bot", MOST_SPECIFIC, "token"))
+    assert "_pattern_at" not in calls
+    assert "member" not in calls
+    assert not robots.allowed("/-a1-b-c", "bot")
+    assert robots.allowed("/-a1-c-b", "bot")
+    assert not robots.allowed("/x/~/z", "bot")
+    assert robots.allowed("/x/~/z/", "bot")
+    assert robots.allowed("/q/r/s", "bot")
+    assert not robots.allowed("/q/s/r", "bot")
+
+
+def test_a_question_asked_again_at_once_is_answered_from_the_last_answer() -> None:
+    # allowed() then explain(), or another agent sharing the same rules: the
+    # index decides once. An agent with rules of its own is decided apart.
+    robots = RobotsTxt.parse(
+        "User-agent: *\nDisallow: /a\nDisallow: /*.php$\n\nUser-agent: otherbot\nAllow: /\n"
+    )
+    url = "https://example.com/a/b.php"
+
+    def ask() -> list[object]:
+        return [
+            robots.allowed(url, "examplebot"),
+            robots.allowed(url, "Googlebot"),
+            robots.explain(url, "examplebot").allowed,
+            robots.allowed(url, "otherbot"),
+            robots.allowed(url, "examplebot"),
+        ]
+
+    assert ask() == [False, False, False, True, False]
+    assert robots.allowed("/elsewhere", "examplebot")  # another question last
+    calls = python_calls(ask)
+    # examplebot (Googlebot and explain() share it), otherbot, examplebot again.
+    assert calls.count("decide") == 3, calls
+    assert robots.allowed("https://example.com/b", "Googlebot")
+    assert not robots.allowed("https://example.com/a", "Googlebot")

@@ -72,9 +72,11 @@ class ManyStars(NamedTuple):
     Parallel columns: line, whether it allows, the normalised text before
     the first star, the needle, the priority and the shape (``FIND``,
     ``ENDS``, ``ALWAYS`` or ``GENERAL``), each as :class:`.Pattern` and
-    :func:`.wildcards.shape_of` say. The piece a ``FIND`` or ``ENDS`` rule
-    needs is its needle; a ``GENERAL`` rule is read again from the file
-    when it must be tried.
+    :func:`.wildcards.shape_of` say, then the normalised text after the
+    first star (further stars kept) and whether a ``$`` ends the value. The
+    piece a ``FIND`` or ``ENDS`` rule needs is its needle; a ``GENERAL``
+    rule's pattern is made from its prefix, tail and anchor when it must
+    be tried.
     """
 
     lines: list[int]
@@ -83,6 +85,8 @@ class ManyStars(NamedTuple):
     needles: list[str]
     priorities: list[int]
     shapes: bytearray
+    tails: list[str]
+    anchored: list[bool]
 
     def picked(self, mask: list[bool]) -> ManyStars:
         """The rules where ``mask`` is true, in order."""
@@ -93,11 +97,13 @@ class ManyStars(NamedTuple):
             list(compress(self.needles, mask)),
             list(compress(self.priorities, mask)),
             bytearray(compress(self.shapes, mask)),
+            list(compress(self.tails, mask)),
+            list(compress(self.anchored, mask)),
         )
 
 
 def no_many() -> ManyStars:
-    return ManyStars([], [], [], [], [], bytearray())
+    return ManyStars([], [], [], [], [], bytearray(), [], [])
 
 
 def needs_cutting(rules: StarRules) -> bool:
@@ -160,14 +166,15 @@ def cut_starred(
 def _many_stars(rules: StarRules) -> ManyStars:
     heads = _texts(rules.prefixes)
     anchored = list(map(bool, rules.anchors))
-    needles, priorities, shapes = star_shapes(heads, rules.pieces, anchored)
-    return ManyStars(rules.lines, rules.allows, heads, needles, priorities, shapes)
+    needles, priorities, shapes, tails = star_shapes(heads, rules.pieces, anchored)
+    return ManyStars(rules.lines, rules.allows, heads, needles, priorities, shapes, tails, anchored)
 
 
 def star_shapes(
     heads: list[str], tails: list[bytes], anchored: list[bool]
-) -> tuple[list[str], list[int], bytearray]:
-    """Needle, priority and shape of values ``head*tail[$]`` whose ``tail`` holds a star.
+) -> tuple[list[str], list[int], bytearray, list[str]]:
+    """Needle, priority, shape and normalised tail of values ``head*tail[$]`` whose
+    ``tail`` holds a star.
 
     ``heads`` normalised; each tail's pieces (between its stars) are
     normalised here, together (:func:`_normalised_tails`). As
@@ -216,7 +223,7 @@ def star_shapes(
         where = list(compress(range(size), kept))
         deque(map(needles.__setitem__, where, found), maxlen=0)
         deque(map(shapes.__setitem__, where, kinds), maxlen=0)
-    return needles, priorities, shapes
+    return needles, priorities, shapes, texts
 
 
 # Shape by how many pieces between stars are not empty (0, 1, more).

@@ -23,6 +23,7 @@ from .prefixes import PrefixSet
 from .wildcards import Bucketed, WildRule, shape_of
 
 _TWICE = (2).__mul__
+_LINES = operator.itemgetter(0)  # StarRules.lines, ManyStars.lines
 
 __all__ = ["RuleIndex"]
 
@@ -63,12 +64,18 @@ class RuleIndex:
         del best
         self._literals: Literals | None = None
         self._wild: Bucketed | None = None
-        # Rules with a needle (text after a star) may go to the automaton.
-        starred = sum(len(group.pieces) for group in stars)
-        needled = starred - sum(group.pieces.count(b"") for group in stars)
-        many_needled = sum(len(group.needles) - group.needles.count("") for group in many)
-        with_needle = [rule for rule in wild if rule[2].needle]
-        if len(with_needle) + needled + many_needled >= AUTOMATON_MIN:
+        # Rules with a needle (text after a star) may go to the automaton:
+        # counted only when there are enough wildcard rules at all.
+        starred = sum(map(len, map(_LINES, stars)))
+        several = sum(map(len, map(_LINES, many)))
+        with_needle = []
+        needled = 0
+        if len(wild) + starred + several >= AUTOMATON_MIN:
+            with_needle = [rule for rule in wild if rule[2].needle]
+            needled = len(with_needle) + starred + several
+            needled -= sum(group.pieces.count(b"") for group in stars)
+            needled -= sum(group.needles.count("") for group in many)
+        if needled >= AUTOMATON_MIN:
             needles = [pattern.needle for _, _, pattern in with_needle]
             codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in with_needle])
             priorities = [pattern.priority for _, _, pattern in with_needle]
@@ -128,8 +135,10 @@ class RuleIndex:
             wild = [rule for rule in wild if not rule[2].needle]
             stars = rest
             many = rest_many
-        if wild or any(group.lines for group in stars) or any(group.lines for group in many):
-            self._wild = Bucketed(strategy, wild, stars, many, pattern_at)
+            starred = sum(map(len, map(_LINES, stars)))
+            several = sum(map(len, map(_LINES, many)))
+        if wild or starred or several:
+            self._wild = Bucketed(strategy, wild, stars, many)
         # No wildcard rule, and the longest matching prefix decides: the
         # search ends at that prefix, without ranks (see decide).
         self._longest_only = (

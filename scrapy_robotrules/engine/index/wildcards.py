@@ -9,9 +9,11 @@ without a :class:`.Pattern` object per rule.
 
 from __future__ import annotations
 
+import operator
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from itertools import compress, repeat
 from operator import itemgetter
 
 from ..patterns import Pattern
@@ -40,6 +42,14 @@ WildRule = tuple[int, bool, Pattern]
 
 _FIRST, _SECOND, _THIRD, _FOURTH, _FIFTH, _SIXTH = map(itemgetter, range(6))
 _KEY_RANK = itemgetter(0, 1)
+_TWICE, _FOUR = (2).__mul__, (4).__mul__
+# Every normalised path starts with "/": the "" and "/" buckets always
+# apply, so they are one (``_BUCKET_KEY(prefix, prefix)``).
+_BUCKET_KEY = {"/": ""}.get
+# A rule of one star at most, by 4 * star + 2 * (text after it) + anchor:
+# "/a" can't be here (no star, no anchor: a plain prefix), "/a$", "/a*",
+# "/a*$" (the prefix is all), "/a*b", "/a*b$".
+_STAR_SHAPES = bytes([ALWAYS, EXACT, ALWAYS, EXACT, ALWAYS, ALWAYS, FIND, ENDS])
 
 
 def shape_of(pattern: Pattern) -> tuple[int, str]:
@@ -94,6 +104,8 @@ def scan_checked(rules: Iterable[Wild], path: str, best_rank: int, best: int) ->
 
 def _parents(keys: list[str]) -> list[int]:
     """For each of the sorted ``keys``, the index of its longest proper prefix among them, or -1."""
+    if len(keys) == 1:
+        return [-1]  # most often: the "" bucket alone
     parents: list[int] = []
     chain: list[int] = []  # the keys before this one that are prefixes of the last
     for i, key in enumerate(keys):
@@ -132,39 +144,57 @@ class Bucketed:
         wild: Iterable[WildRule],
         stars: Iterable[StarRules],
         many: Iterable[ManyStars] = (),
-        pattern_at: Callable[[int], Pattern] | None = None,
     ) -> None:
         rank_of = strategy.rank
         rows: list[tuple[str, int, int, str, int, int, Pattern | None]] = []
+        general = False  # whether some row keeps a pattern
         for columns in many:
             # Rules of several stars, read without a pattern: a GENERAL one
-            # (few here: many go to an automaton) is read again from the file.
-            for line, allow, prefix, needle, priority, shape in zip(*columns, strict=True):
-                key = "" if prefix in ("", "/") else prefix
-                several = None
-                if shape == GENERAL:
-                    if pattern_at is None:
-                        raise ValueError("rules of several stars need pattern_at")
-                    several = pattern_at(line)
-                code = rule_code(line, allow)
-                rank = rank_of(line, allow, priority)
-                rows.append((key, rank, shape, needle, len(prefix), code, several))
+            # (few here: many go to an automaton) gets one, made from its
+            # normalised prefix, tail and anchor (normalising them again
+            # changes nothing).
+            lines, allows, prefixes, needles, priorities, shapes, texts, anchored = columns
+            if not lines:
+                continue
+            codes = list(map(operator.add, map(_TWICE, lines), allows))
+            generals: list[Pattern | None] = [None] * len(lines)
+            for i in compress(range(len(lines)), map(GENERAL.__eq__, shapes)):
+                generals[i] = Pattern(f"{prefixes[i]}*{texts[i]}{'$' if anchored[i] else ''}")
+                general = True
+            rows += zip(
+                map(_BUCKET_KEY, prefixes, prefixes),
+                strategy.ranks(codes, priorities),
+                shapes,
+                needles,
+                map(len, prefixes),
+                codes,
+                generals,
+                strict=True,
+            )
         for group in stars:
             # Plain text around one star at most: no Pattern needed, the row
-            # is made from the text around the star (as Pattern would cut it).
-            for line, allow, head, star, tail, anchor in zip(*group, strict=True):
-                prefix = head.decode()
-                key = "" if prefix in ("", "/") else prefix
-                length = len(head) + len(star) + len(tail) + len(anchor)
-                rank = rank_of(line, allow, length)
-                if not star:
-                    shape = EXACT if anchor else ALWAYS
-                elif tail:
-                    shape = ENDS if anchor else FIND
-                else:
-                    shape = ALWAYS  # "/a*", "/a*$": the prefix is all
-                code = rule_code(line, allow)
-                rows.append((key, rank, shape, tail.decode(), len(prefix), code, None))
+            # is made from the text around the star (as Pattern would cut it),
+            # column by column, with no Python call per rule.
+            lines, allows, heads, star_marks, tails, anchors = group
+            if not lines:
+                continue
+            prefixes = list(map(bytes.decode, heads))
+            codes = list(map(operator.add, map(_TWICE, lines), allows))
+            lengths = map(operator.add, map(len, heads), map(len, star_marks))
+            lengths = map(operator.add, lengths, map(len, tails))
+            priorities = list(map(operator.add, lengths, map(len, anchors)))
+            # Shape by (star, text after it, anchor), each 0 or 1 (see _STAR_SHAPES).
+            kinds = map(operator.add, map(_FOUR, map(len, star_marks)), map(bool, anchors))
+            kinds = map(operator.add, kinds, map(_TWICE, map(bool, tails)))
+            rows += zip(
+                map(_BUCKET_KEY, prefixes, prefixes),
+                strategy.ranks(codes, priorities),
+                map(_STAR_SHAPES.__getitem__, kinds),
+                map(bytes.decode, tails),
+                map(len, prefixes),
+                codes,
+                repeat(None),
+            )
         for line, allow, pattern in wild:
             shape, piece = shape_of(pattern)
             prefix = pattern.prefix
@@ -172,7 +202,10 @@ class Bucketed:
             # always apply, so they are one.
             key = "" if prefix in ("", "/") else prefix
             rank = rank_of(line, allow, pattern.priority)
-            several = pattern if shape == GENERAL else None
+            several = None
+            if shape == GENERAL:
+                several = pattern
+                general = True
             rows.append((key, rank, shape, piece, len(prefix), rule_code(line, allow), several))
         rows.sort(key=_KEY_RANK)
         self._ranks = array("q", map(_SECOND, rows))
@@ -180,8 +213,9 @@ class Bucketed:
         self._pieces: list[str] = list(map(_FOURTH, rows))
         self._offsets = array("i", map(_FIFTH, rows))
         self._codes = array("i", map(_SIXTH, rows))
-        general = {i: kept for i, row in enumerate(rows) if (kept := row[6]) is not None}
-        self._general: dict[int, Pattern] | None = general or None
+        self._general: dict[int, Pattern] | None = None
+        if general:
+            self._general = {i: kept for i, row in enumerate(rows) if (kept := row[6]) is not None}
         keys = list(map(_FIRST, rows))
         # Each bucket's key, where its rows start (and, one more, where the
         # last ends), and its parent: the bucket of its longest proper prefix.
