@@ -30,6 +30,7 @@ from twisted.python.failure import Failure
 from twisted.web.client import Agent, readBody
 
 from helpers.mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
+from scrapy_robotrules.crawl.compat import sleep
 
 P = ParamSpec("P")
 
@@ -270,6 +271,12 @@ def when(condition: Callable[[], bool], then: Callable[[], object]) -> list[bool
     loop.clock = cast("IReactorTime", get_reactor())
     loop.start(0.01, now=True)
     return fired
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Return once ``condition()`` holds, looked at every 10 ms (see :func:`when`)."""
+    while not condition():
+        await sleep(0.01)
 
 
 def release_when(
