@@ -69,22 +69,6 @@ def gaps(records: Sequence[RequestRecord]) -> list[float]:
     return [later.time - earlier.time for earlier, later in itertools.pairwise(records)]
 
 
-class TimedSpider(RecordingSpider):
-    """Requests each URL of ``plan`` that many seconds after the one before."""
-
-    name = "timed"
-
-    def __init__(self, plan: Sequence[tuple[float, str]] = (), **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.plan = list(plan)
-
-    async def start(self) -> AsyncIterator[Request]:
-        for pause, url in self.plan:
-            if pause:
-                await sleep(pause)
-            yield self.request(url)
-
-
 class ManualClock:
     """A time of day that moves only when the test moves it.
 
