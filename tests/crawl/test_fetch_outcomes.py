@@ -205,6 +205,7 @@ async def test_requests_arriving_after_the_unreachable_timeout_are_dropped_at_on
     result = await run_spider(StepSpider, settings, steps=steps, clock=clock)
     assert result.ignored == [first, later]
     assert all(isinstance(exc, RobotsTxtUnreachable) for _, exc in result.failures)
+    assert not result.messages("dropping")  # none was held until a give-up
     # The later request came during the back-off: no new fetch for it.
     assert len(robots_log(mockserver, "down.test")) == 1
     assert stat(result, "unreachable") == 2
