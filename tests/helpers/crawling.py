@@ -8,6 +8,7 @@ every host name resolved to the ``MockServer`` (see ``LoopbackResolver``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import warnings
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
@@ -30,7 +31,6 @@ from twisted.python.failure import Failure
 from twisted.web.client import Agent, readBody
 
 from helpers.mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
-from scrapy_robotrules.crawl.compat import sleep
 
 P = ParamSpec("P")
 
@@ -274,9 +274,25 @@ def when(condition: Callable[[], bool], then: Callable[[], object]) -> list[bool
 
 
 async def until(condition: Callable[[], bool]) -> None:
-    """Return once ``condition()`` holds, looked at every 10 ms (see :func:`when`)."""
+    """Return once ``condition()`` holds, looked at every 10 ms (see :func:`when`).
+
+    From a test's body or from a coroutine Scrapy runs (an asyncio task
+    under the asyncio reactor, where a Deferred cannot be awaited as such).
+    """
     while not condition():
-        await sleep(0.01)
+        tick: Deferred[None] = Deferred()
+        get_reactor().callLater(0.01, tick.callback, None)
+        if _in_asyncio_task():
+            await tick.asFuture(asyncio.get_running_loop())
+        else:
+            await tick
+
+
+def _in_asyncio_task() -> bool:
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no running asyncio loop
+        return False
 
 
 def release_when(
