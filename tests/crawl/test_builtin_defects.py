@@ -27,7 +27,6 @@ from helpers.variants import (
     BUILTIN,
     OURS,
     ChainSpider,
-    ManualClock,
     Step,
     StepSpider,
     pause,
@@ -162,12 +161,12 @@ async def test_3_rules_expire(mockserver: MockServer) -> None:
     assert len(builtin.crawled) == 3
     assert len(robots_log(mockserver, "site.test")) == 1
     script()
-    clock = ManualClock()
-    # Ours: /refresh finds the rules stale and is decided by them while they
-    # are fetched again; /later waits for that fetch to end.
-    steps = [first, lambda _: clock.advance(0.5), refresh, settled, later]
+    # Ours: 0.5 s later on the crawl's clock, /refresh finds the rules stale
+    # and is decided by them while they are fetched again; /later waits for
+    # that fetch to end.
+    steps = [first, 0.5, refresh, settled, later]
     settings = {**OURS, "ROBOTRULES_MAX_AGE": 0.3}
-    ours = await run_spider(StepSpider, settings, steps=steps, clock=clock)
+    ours = await run_spider(StepSpider, settings, steps=steps)
     assert ours.crawled == [first, refresh]
     assert ours.ignored == [later]
     assert len(robots_log(mockserver, "site.test")) - 1 == 2

@@ -217,19 +217,17 @@ async def test_earlier_rules_decide_while_robots_txt_is_unreachable(
 ) -> None:
     mockserver.set_robots("once.test", Reply(body=PRIVATE), Reply(503, b"down"))
     url = mockserver.url
-    clock = ManualClock()
     steps: list[Step] = [
         url("once.test", "/a"),
-        lambda _: clock.advance(0.5),
+        0.5,
         url("once.test", "/b"),  # stale: decided at once; the refresh gets a 503
         settled,
-        # Past the unreachable timeout and the back-off: fetched again (503).
-        lambda _: clock.advance(0.4),
+        0.4,  # past the unreachable timeout and the back-off: fetched again (503)
         url("once.test", "/private"),
         url("once.test", "/c"),
     ]
     settings = {**OURS, "ROBOTRULES_MAX_AGE": 0.3, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.1}
-    result = await run_spider(StepSpider, settings, steps=steps, clock=clock)
+    result = await run_spider(StepSpider, settings, steps=steps)
     assert paths(result, result.crawled) == ["a", "b", "c"]
     assert result.ignored == [url("once.test", "/private")]
     assert "Disallow: /private (line 2)" in str(result.failures[0][1])
@@ -248,7 +246,6 @@ async def test_stale_rules_decide_while_fresh_ones_are_fetched(mockserver: MockS
     # The server holds the refresh until the test releases it.
     mockserver.set_robots("fresh.test", Reply(body=old), Reply(hang=True), Reply(body=new))
     url = mockserver.url
-    clock = ManualClock()
     refreshing: list[bool] = []
 
     async def release_the_refresh(spider: StepSpider) -> None:
@@ -261,7 +258,7 @@ async def test_stale_rules_decide_while_fresh_ones_are_fetched(mockserver: MockS
 
     steps: list[Step] = [
         url("fresh.test", "/first"),
-        lambda _: clock.advance(0.5),
+        0.5,
         url("fresh.test", "/during"),  # stale: decided by the old rules at once
         release_the_refresh,
         settled,
@@ -270,7 +267,7 @@ async def test_stale_rules_decide_while_fresh_ones_are_fetched(mockserver: MockS
     ]
     # The held refresh must not time out before the test releases it.
     settings = {**OURS, "ROBOTRULES_MAX_AGE": 0.3, "DOWNLOAD_TIMEOUT": 30.0}
-    result = await run_spider(StepSpider, settings, steps=steps, clock=clock)
+    result = await run_spider(StepSpider, settings, steps=steps)
     assert refreshing == [True, True]
     assert paths(result, result.crawled) == ["during", "first", "old"]
     assert result.ignored == [url("fresh.test", "/new")]

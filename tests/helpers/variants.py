@@ -89,8 +89,9 @@ class ManualClock:
         self.now += seconds
 
 
-Step = str | Callable[["StepSpider"], object]
-"""A URL to request, or a callable run with the spider (awaited if it returns an awaitable)."""
+Step = str | float | Callable[["StepSpider"], object]
+"""A URL to request; seconds that pass on the crawl's clock; or a callable run
+with the spider (awaited if it returns an awaitable)."""
 
 
 class StepSpider(RecordingSpider):
@@ -98,7 +99,8 @@ class StepSpider(RecordingSpider):
 
     A URL step is done once its request was answered, failed or dropped;
     so the order of events is the test's, not the machine's. With
-    ``clock``, the crawl reads the time of day from it (see ManualClock).
+    ``clock`` (made when a step is a number), the crawl reads the time of
+    day from it, and a number moves it on by that many seconds.
     """
 
     name = "steps"
@@ -108,18 +110,24 @@ class StepSpider(RecordingSpider):
     ) -> None:
         super().__init__(**kwargs)
         self.steps = list(steps)
+        if clock is None and any(isinstance(step, float | int) for step in self.steps):
+            clock = ManualClock()
         self.clock = clock
         self._pending: Deferred[None] | None = None
 
     async def start(self) -> AsyncIterator[Request]:
-        if self.clock is not None:
-            self.manager().db.clock = self.clock
+        clock = self.clock
+        if clock is not None:
+            self.manager().db.clock = clock
         for step in self.steps:
             if isinstance(step, str):
                 done: Deferred[None] = Deferred()
                 self._pending = done
                 yield self.request(step)
                 await maybe_deferred_to_future(done)
+            elif isinstance(step, float | int):
+                assert clock is not None
+                clock.advance(step)
             else:
                 result = step(self)
                 if inspect.isawaitable(result):
