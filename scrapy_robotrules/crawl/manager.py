@@ -1,15 +1,13 @@
 """One robots.txt per origin, fetched through the engine, and a decision for every request.
 
-This is SPEC 8 for a running crawl, kept apart from the middleware so that
-any Scrapy component can ask for decisions: :meth:`RobotsManager.decide`
-waits for an origin's rules, :meth:`RobotsManager.decide_now` never waits.
-The manager decides and coordinates single-job parts, which return values
-and never call back up: per-origin state (:mod:`.origins`), when to fetch
-(:mod:`.fetches`), downloads with redirects (:mod:`.download`), what a fetch
-means (:mod:`.entries`), fleet leases (:mod:`.leases`), politeness
-(:mod:`.politeness`), parking (:mod:`.parking`), reporting
-(:mod:`.reporting`), what a request carries (:mod:`.carried`) and the
-exceptions (:mod:`.exceptions`).
+This is SPEC 8 for a running crawl, kept apart from the middleware so that any Scrapy
+component can ask for decisions: :meth:`RobotsManager.decide` waits for an origin's
+rules, :meth:`RobotsManager.decide_now` never waits. The manager decides and
+coordinates single-job parts, which return values and never call back up: per-origin
+state (:mod:`.origins`), when to fetch (:mod:`.fetches`), downloads with redirects
+(:mod:`.download`), what a fetch means (:mod:`.entries`), fleet leases (:mod:`.leases`),
+politeness (:mod:`.politeness`), parking (:mod:`.parking`), reporting (:mod:`.reporting`),
+what a request carries (:mod:`.carried`) and the exceptions (:mod:`.exceptions`).
 
 Per origin (scheme, host, port) at most one fetch runs at a time; requests
 that need its rules wait on it. After a fetch:
@@ -27,6 +25,8 @@ that need its rules wait on it. After a fetch:
 
 A request is decided once: its decision carries the identity of its rules
 (:mod:`.carried`) and holds while they do; a URL offered again takes it too.
+The time of day (fetched when, fresh until, unreachable since) is read from
+``self.db.clock`` alone; timers run on the loop's clock.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ class RobotsManager:
             TdmRepFiles(
                 crawler,
                 config=config,
-                clock=self.db.clock,
+                clock=lambda: self.db.clock(),  # noqa: PLW0108  (late: db.clock may be replaced)
                 report=self.report,
                 download=download,
                 leases=self.leases,

@@ -38,6 +38,8 @@ class RobotRules:
     used go first, and are counted in :attr:`evicted`. ``automaton_bytes``
     bounds the compiled automata of large wildcard sets, for the whole
     process (:mod:`.index.automata`); ``None`` leaves that bound as it is.
+    ``clock`` gives the time of day, in epoch seconds, for every reading of
+    freshness.
     """
 
     def __init__(
@@ -62,6 +64,8 @@ class RobotRules:
         self.evicted = 0
         self.max_size = max_size
         self.clock = clock
+        """Read at each use, never kept: replacing it moves this database's time
+        (a simulation, or a test that makes rules stale without waiting)."""
         if isinstance(store, str):
             store = open_store(
                 store,

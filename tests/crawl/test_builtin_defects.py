@@ -23,7 +23,16 @@ from helpers.crawling import (
 )
 from helpers.mockserver import MockServer, Reply
 from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
-from helpers.variants import BUILTIN, OURS, ChainSpider, TimedSpider, robots_log
+from helpers.variants import (
+    BUILTIN,
+    OURS,
+    ChainSpider,
+    Step,
+    StepSpider,
+    pause,
+    robots_log,
+    settled,
+)
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
@@ -143,19 +152,25 @@ async def test_3_rules_expire(mockserver: MockServer) -> None:
         )
 
     url = mockserver.url
-    plan = [
-        (0, url("site.test", "/first")),
-        (0.5, url("site.test", "/refresh")),  # stale by now: fetched again
-        (0.5, url("site.test", "/later")),
-    ]
+    first, refresh, later = (url("site.test", p) for p in ("/first", "/refresh", "/later"))
     script()
-    builtin = await run_spider(TimedSpider, BUILTIN, plan=plan)
+    # The built-in keeps each file for the whole crawl: at least 0.5 s of real
+    # time (longer than our ROBOTRULES_MAX_AGE below) changes nothing.
+    steps: list[Step] = [first, pause(0.5), refresh, pause(0.5), later]
+    builtin = await run_spider(StepSpider, BUILTIN, steps=steps)
     assert len(builtin.crawled) == 3
     assert len(robots_log(mockserver, "site.test")) == 1
     script()
-    ours = await run_spider(TimedSpider, {**OURS, "ROBOTRULES_MAX_AGE": 0.3}, plan=plan)
-    assert ours.ignored == [url("site.test", "/later")]
-    assert len(robots_log(mockserver, "site.test")) - 1 >= 2
+    # Ours: 0.5 s later on the crawl's clock, /refresh finds the rules stale
+    # and is decided by them while they are fetched again; /later waits for
+    # that fetch to end.
+    steps = [first, 0.5, refresh, settled, later]
+    settings = {**OURS, "ROBOTRULES_MAX_AGE": 0.3}
+    ours = await run_spider(StepSpider, settings, steps=steps)
+    assert ours.crawled == [first, refresh]
+    assert ours.ignored == [later]
+    assert len(robots_log(mockserver, "site.test")) - 1 == 2
+    assert ours.stats["robotrules/refreshed"] == 1
 
 
 @async_test

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import socket
-from functools import partial
 
 import pytest
 from helpers.crawling import (
@@ -15,21 +14,25 @@ from helpers.crawling import (
     download_error,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
-    when,
+    until,
 )
 from helpers.mockserver import MockServer, Reply
 from helpers.variants import (
     OURS,
     PRIVATE,
     ChainSpider,
-    TimedSpider,
+    ManualClock,
+    Step,
+    StepSpider,
     gaps,
     paths,
     robots_log,
+    settled,
     stat,
 )
 
 from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtUnreachable
+from scrapy_robotrules.crawl.signals import robotrules_fetched
 
 CRAWL_TESTS = True
 """Run under both reactors in CI, the manager tests without a server too."""
@@ -188,10 +191,22 @@ async def test_requests_arriving_after_the_unreachable_timeout_are_dropped_at_on
 ) -> None:
     mockserver.set_robots("down.test", Reply(503, b"down"))
     first, later = mockserver.url("down.test", "/first"), mockserver.url("down.test", "/later")
+    clock = ManualClock()
+
+    def timeout_passes_once_fetched(spider: StepSpider) -> None:
+        # As the failed fetch ends, before anyone is woken: /first finds
+        # the timeout passed, /later comes well within the 5 s back-off.
+        spider.crawler.signals.connect(
+            lambda **_: clock.advance(0.5), signal=robotrules_fetched, weak=False
+        )
+
     settings = {**OURS, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.3, "ROBOTRULES_RETRY_DELAY": 5.0}
-    result = await run_spider(TimedSpider, settings, plan=[(0, first), (0.6, later)])
-    assert sorted(result.ignored) == sorted([first, later])
-    # The later request came during the 5 s back-off: no new fetch for it.
+    steps = [timeout_passes_once_fetched, first, later]
+    result = await run_spider(StepSpider, settings, steps=steps, clock=clock)
+    assert result.ignored == [first, later]
+    assert all(isinstance(exc, RobotsTxtUnreachable) for _, exc in result.failures)
+    assert not result.messages("dropping")  # none was held until a give-up
+    # The later request came during the back-off: no new fetch for it.
     assert len(robots_log(mockserver, "down.test")) == 1
     assert stat(result, "unreachable") == 2
 
@@ -202,17 +217,21 @@ async def test_earlier_rules_decide_while_robots_txt_is_unreachable(
 ) -> None:
     mockserver.set_robots("once.test", Reply(body=PRIVATE), Reply(503, b"down"))
     url = mockserver.url
-    plan = [
-        (0, url("once.test", "/a")),
-        (0.5, url("once.test", "/b")),  # stale: refresh gets a 503
-        (0.4, url("once.test", "/private")),
-        (0, url("once.test", "/c")),
+    steps: list[Step] = [
+        url("once.test", "/a"),
+        0.5,
+        url("once.test", "/b"),  # stale: decided at once; the refresh gets a 503
+        settled,
+        0.4,  # past the unreachable timeout and the back-off: fetched again (503)
+        url("once.test", "/private"),
+        url("once.test", "/c"),
     ]
     settings = {**OURS, "ROBOTRULES_MAX_AGE": 0.3, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.1}
-    result = await run_spider(TimedSpider, settings, plan=plan)
+    result = await run_spider(StepSpider, settings, steps=steps)
     assert paths(result, result.crawled) == ["a", "b", "c"]
     assert result.ignored == [url("once.test", "/private")]
     assert "Disallow: /private (line 2)" in str(result.failures[0][1])
+    assert len(robots_log(mockserver, "once.test")) == 3
     assert stat(result, "unreachable") == 0
     assert stat(result, "origins/unreachable") == 1
 
@@ -224,32 +243,37 @@ async def test_earlier_rules_decide_while_robots_txt_is_unreachable(
 async def test_stale_rules_decide_while_fresh_ones_are_fetched(mockserver: MockServer) -> None:
     old = b"User-agent: *\nDisallow: /old\n"
     new = b"User-agent: *\nDisallow: /new\n"
-    # The refresh is answered only once /during was requested.
+    # The server holds the refresh until the test releases it.
     mockserver.set_robots("fresh.test", Reply(body=old), Reply(hang=True), Reply(body=new))
-
-    def held_and_during_asked() -> bool:
-        return mockserver.holding("fresh.test") == 1 and bool(
-            mockserver.requests_for("fresh.test", "/during")
-        )
-
-    released = when(held_and_during_asked, partial(mockserver.release, "fresh.test"))
     url = mockserver.url
-    plan = [
-        (0, url("fresh.test", "/first")),
-        (0.5, url("fresh.test", "/during")),  # stale: decided by the old rules at once
-        (1.0, url("fresh.test", "/new")),
-        (0, url("fresh.test", "/old")),
+    refreshing: list[bool] = []
+
+    async def release_the_refresh(spider: StepSpider) -> None:
+        # /during was answered: had it waited for the refresh, none would be
+        # under way now (the server holds it until released here).
+        refreshing.append(spider.manager().pending())
+        if refreshing[0]:
+            await until(lambda: mockserver.holding("fresh.test") == 1)
+            refreshing.append(mockserver.release("fresh.test") == 1)
+
+    steps: list[Step] = [
+        url("fresh.test", "/first"),
+        0.5,
+        url("fresh.test", "/during"),  # stale: decided by the old rules at once
+        release_the_refresh,
+        settled,
+        url("fresh.test", "/new"),
+        url("fresh.test", "/old"),
     ]
-    settings = {**OURS, "ROBOTRULES_MAX_AGE": 0.3}
-    result = await run_spider(TimedSpider, settings, plan=plan)
+    # The held refresh must not time out before the test releases it.
+    settings = {**OURS, "ROBOTRULES_MAX_AGE": 0.3, "DOWNLOAD_TIMEOUT": 30.0}
+    result = await run_spider(StepSpider, settings, steps=steps)
+    assert refreshing == [True, True]
     assert paths(result, result.crawled) == ["during", "first", "old"]
     assert result.ignored == [url("fresh.test", "/new")]
-    # /during was fetched while the refresh was held (had it waited for the
-    # refresh, the refresh would have timed out, unreleased, and been tried
-    # again).
-    assert released[0]
+    assert len(robots_log(mockserver, "fresh.test")) == 2
     assert stat(result, "origins/unreachable") == 0
-    assert stat(result, "refreshed") >= 1
+    assert stat(result, "refreshed") == 1
 
 
 @async_test

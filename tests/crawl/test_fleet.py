@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 from helpers import REPO_ROOT
-from helpers.crawling import RecordingSpider, async_test, run_spider
+from helpers.crawling import RecordingSpider, async_test, run_spider, until
 from helpers.mockserver import MockServer, Reply, get_reactor
 from helpers.redisserver import RedisServer
 from helpers.turns import Turn, assert_turns_apart
@@ -267,25 +267,28 @@ async def test_redis_killed_mid_crawl_the_crawl_finishes_on_memory(
     mockserver: MockServer, redis_server: RedisServer
 ) -> None:
     # Five sites found first; each links to pages of five more, found only
-    # after Redis is gone: killed once a first page is asked for (its
-    # robots.txt went through Redis), which answers only 1 s after that.
+    # after Redis is gone: the first pages are held (their robots.txt went
+    # through Redis) until Redis was killed.
     later = [f"later{n}.test" for n in range(5)]
     first = [f"first{n}.test" for n in range(5)]
     for host in first + later:
         mockserver.set_robots(host, Reply(body=PRIVATE))
     links = [mockserver.url(h, p) for h in later for p in ("/a", "/private/b")]
+    anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
+    page = Reply(body=anchors.encode(), headers={"Content-Type": "text/html; charset=utf-8"})
     for host in first:
-        mockserver.set_pages(host, links, delays={"/": 1.0})
-    settings = {**OURS, "ROBOTRULES_STORE": redis_server.url, "DOWNLOAD_TIMEOUT": 5.0}
+        mockserver.set_page(host, "/", Reply(hang=True), page)
+    # The held pages must not time out before they are released.
+    settings = {**OURS, "ROBOTRULES_STORE": redis_server.url, "DOWNLOAD_TIMEOUT": 30.0}
     crawl = Deferred.fromCoroutine(
         run_spider(
             RecordingSpider, settings, start_urls=[mockserver.url(h) for h in first], follow=True
         )
     )
-    while not any(mockserver.requests_for(h, "/") for h in first) and not crawl.called:
-        await _sleep(0.02)
+    await until(lambda: crawl.called or all(mockserver.holding(h, "/") for h in first))
     assert not any(mockserver.requests_for(h) for h in later)  # none known before the kill
     redis_server.stop()
+    assert [mockserver.release(h, path="/") for h in first] == [1] * 5
     result = await crawl
     # Robots.txt still decides: the later sites' private pages are dropped.
     assert paths(result, result.crawled) == [""] * 5 + ["a"] * 5

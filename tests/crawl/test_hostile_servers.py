@@ -29,7 +29,7 @@ from helpers.crawling import (
     run_spider,
 )
 from helpers.mockserver import MockServer, Reply, get_reactor
-from helpers.variants import TimedSpider
+from helpers.variants import Step, StepSpider, settled
 from scrapy.exceptions import IgnoreRequest
 from twisted.internet.protocol import Factory, Protocol
 
@@ -245,9 +245,9 @@ async def test_invalid_freshness_headers_are_read_safely(
 ) -> None:
     mockserver.set_robots("odd.test", Reply(body=PRIVATE, headers=headers))
     urls = [mockserver.url("odd.test", p) for p in ("/a", "/private", "/b")]
-    plan = [(0.0, urls[0]), (0.2, urls[1]), (0.2, urls[2])]
+    steps: list[Step] = [urls[0], urls[1], lifetime - 1, urls[2]]  # each once the rules are in
     settings = {**SETTINGS, "ROBOTRULES_MAX_AGE": 3_600}
-    result = await run_spider(TimedSpider, settings, plan=plan)
+    result = await run_spider(StepSpider, settings, steps=steps)
     crawled, dropped = accounted(result, urls)
     assert (crawled, dropped) == (sorted([urls[0], urls[2]]), [urls[1]])
     entry = entry_of(result, urls[0])
@@ -262,8 +262,8 @@ async def test_max_age_0_does_not_refetch_before_every_request(mockserver: MockS
     mockserver.set_robots("zero.test", Reply(body=PRIVATE, headers={"Cache-Control": "max-age=0"}))
     urls = [mockserver.url("zero.test", f"/{n}") for n in range(12)]
     urls.append(mockserver.url("zero.test", "/private"))
-    plan = [(0.0 if n == 0 else 0.05, url) for n, url in enumerate(urls)]
-    result = await run_spider(TimedSpider, SETTINGS, plan=plan)  # ROBOTRULES_MAX_AGE: 24 h
+    steps: list[Step] = [*urls[:-1], 59.0, urls[-1]]  # each once the rules are in, then 59 s
+    result = await run_spider(StepSpider, SETTINGS, steps=steps)  # ROBOTRULES_MAX_AGE: 24 h
     crawled, dropped = accounted(result, urls)
     assert (crawled, dropped) == (sorted(urls[:-1]), [urls[-1]])
     # The 60 s floor (ROBOTRULES_MIN_AGE): one fetch for all of them.
@@ -282,15 +282,17 @@ async def test_a_robots_txt_that_changes_is_read_again_after_it_expires(
     new = Reply(body=b"User-agent: *\nDisallow: /new\n", headers={"Cache-Control": "max-age=1"})
     mockserver.set_robots("moving.test", old, new)
     url = mockserver.url
-    plan = [
-        (0.0, url("moving.test", "/new/1")),  # the old rules allow it
-        (1.2, url("moving.test", "/trigger")),  # stale: fetched again, old rules decide
-        (0.5, url("moving.test", "/new/2")),  # the new rules forbid it
-        (0.0, url("moving.test", "/old/2")),  # ...and no longer forbid this
+    steps: list[Step] = [
+        url("moving.test", "/new/1"),  # the old rules allow it
+        1.5,
+        url("moving.test", "/trigger"),  # stale: fetched again, old rules decide
+        settled,
+        url("moving.test", "/new/2"),  # the new rules forbid it
+        url("moving.test", "/old/2"),  # ...and no longer forbid this
     ]
     settings = {**SETTINGS, "ROBOTRULES_MIN_AGE": 0}
-    result = await run_spider(TimedSpider, settings, plan=plan)
-    urls = [u for _, u in plan]
+    result = await run_spider(StepSpider, settings, steps=steps)
+    urls = [u for u in steps if isinstance(u, str)]
     _, dropped = accounted(result, urls)
     assert dropped == [url("moving.test", "/new/2")]
     assert "Disallow: /new (line 2)" in str(result.failures[0][1])

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.crawling import RecordingSpider, async_test, release_when, run_spider
+from helpers.crawling import RecordingSpider, async_test, release_when, run_spider, when
 from helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
 from helpers.variants import OURS, PRIVATE, robots_log, stat
 from scrapy import Request
@@ -211,26 +211,31 @@ async def test_counts_add_up_on_a_crawl_of_many_sites(mockserver: MockServer) ->
 
 
 class StoppingSpider(RecordingSpider):
-    """Yields its URLs, then stops its own crawl after ``stop_after`` seconds."""
+    """Yields its URLs, then stops its own crawl once ``stop_once_parked`` requests are parked."""
 
     name = "stopping"
 
     def __init__(
-        self, urls: Sequence[str] = (), stop_after: float | None = None, **kwargs: Any
+        self, urls: Sequence[str] = (), stop_once_parked: int | None = None, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.urls = list(urls)
-        self.stop_after = stop_after
+        self.stop_once_parked = stop_once_parked
 
     async def start(self) -> AsyncIterator[Request]:
-        if self.stop_after is not None:
-            get_reactor().callLater(self.stop_after, self.stop)
+        if self.stop_once_parked is not None:
+            when(self.parked_enough, self.stop)
         for url in self.urls:
             # A spider method as callback: the request can be saved in JOBDIR.
             yield Request(url, callback=self.parse)
 
     def parse(self, response: Response) -> None:  # type: ignore[override]
         pass
+
+    def parked_enough(self) -> bool:
+        stats = self.crawler.stats
+        assert stats is not None
+        return int(stats.get_value("robotrules/parked", 0)) >= (self.stop_once_parked or 0)
 
     def stop(self) -> None:
         stop_async = getattr(self.crawler, "stop_async", None)  # Scrapy 2.14+
@@ -252,7 +257,7 @@ async def test_a_crawl_stopped_with_requests_parked_resumes_with_them(
         # The hung robots.txt fetch ends the graceful stop when it times out.
         "DOWNLOAD_TIMEOUT": 2,
     }
-    first = await run_spider(StoppingSpider, settings, urls=urls, stop_after=0.5)
+    first = await run_spider(StoppingSpider, settings, urls=urls, stop_once_parked=3)
     assert first.stats.get("finish_reason") == "shutdown"
     assert stat(first, "parked") == 3
     pages = [r.path for r in mockserver.requests_for("jobs.test") if r.path != "/robots.txt"]

@@ -8,6 +8,7 @@ every host name resolved to the ``MockServer`` (see ``LoopbackResolver``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import warnings
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
@@ -270,6 +271,28 @@ def when(condition: Callable[[], bool], then: Callable[[], object]) -> list[bool
     loop.clock = cast("IReactorTime", get_reactor())
     loop.start(0.01, now=True)
     return fired
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Return once ``condition()`` holds, looked at every 10 ms (see :func:`when`).
+
+    From a test's body or from a coroutine Scrapy runs (an asyncio task
+    under the asyncio reactor, where a Deferred cannot be awaited as such).
+    """
+    while not condition():
+        tick: Deferred[None] = Deferred()
+        get_reactor().callLater(0.01, tick.callback, None)
+        if _in_asyncio_task():
+            await tick.asFuture(asyncio.get_running_loop())
+        else:
+            await tick
+
+
+def _in_asyncio_task() -> bool:
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no running asyncio loop
+        return False
 
 
 def release_when(

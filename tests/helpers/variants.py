@@ -3,22 +3,28 @@ and what their crawls left."""
 
 from __future__ import annotations
 
+import inspect
 import itertools
-from collections.abc import AsyncIterator, Iterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
 from scrapy import Request
 from scrapy.http import Response
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from helpers.crawling import (
     CrawlResult,
     RecordingSpider,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    until,
 )
 from helpers.mockserver import MockServer, RequestRecord
 from scrapy_robotrules.crawl.compat import sleep
+from scrapy_robotrules.crawl.manager import RobotsManager
 
 OBEY: dict[str, Any] = {"ROBOTSTXT_OBEY": True, "RETRY_ENABLED": False, "DOWNLOAD_TIMEOUT": 1.0}
 """Settings of every crawl that obeys robots.txt, whichever middleware does it."""
@@ -63,20 +69,101 @@ def gaps(records: Sequence[RequestRecord]) -> list[float]:
     return [later.time - earlier.time for earlier, later in itertools.pairwise(records)]
 
 
-class TimedSpider(RecordingSpider):
-    """Requests each URL of ``plan`` that many seconds after the one before."""
+class ManualClock:
+    """A time of day that moves only when the test moves it.
 
-    name = "timed"
+    :class:`StepSpider` makes it the crawl's ``RobotsManager.db.clock``, the
+    one place the crawl reads the time of day: rules go stale, and an
+    unreachable origin's time runs out, when a step says so, however slow
+    the machine. Timers (retries, give-ups) still run on the loop's clock,
+    and a give-up waits for this clock too.
+    """
 
-    def __init__(self, plan: Sequence[tuple[float, str]] = (), **kwargs: Any) -> None:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+Step = str | float | Callable[["StepSpider"], object]
+"""A URL to request; seconds that pass on the crawl's clock; or a callable run
+with the spider (awaited if it returns an awaitable)."""
+
+
+class StepSpider(RecordingSpider):
+    """Runs ``steps`` in order, each once the one before is done.
+
+    A URL step is done once its request was answered, failed or dropped;
+    so the order of events is the test's, not the machine's. With
+    ``clock`` (made when a step is a number), the crawl reads the time of
+    day from it, and a number moves it on by that many seconds.
+    """
+
+    name = "steps"
+
+    def __init__(
+        self, steps: Sequence[Step] = (), clock: ManualClock | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
-        self.plan = list(plan)
+        self.steps = list(steps)
+        if clock is None and any(isinstance(step, float | int) for step in self.steps):
+            clock = ManualClock()
+        self.clock = clock
+        self._pending: Deferred[None] | None = None
 
     async def start(self) -> AsyncIterator[Request]:
-        for pause, url in self.plan:
-            if pause:
-                await sleep(pause)
-            yield self.request(url)
+        clock = self.clock
+        if clock is not None:
+            self.manager().db.clock = clock
+        for step in self.steps:
+            if isinstance(step, str):
+                done: Deferred[None] = Deferred()
+                self._pending = done
+                yield self.request(step)
+                await maybe_deferred_to_future(done)
+            elif isinstance(step, float | int):
+                assert clock is not None
+                clock.advance(step)
+            else:
+                result = step(self)
+                if inspect.isawaitable(result):
+                    await result
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        self.crawled.append(response.url)
+        self._done()
+        return iter(())
+
+    def on_failure(self, url: str, failure: Failure) -> None:
+        super().on_failure(url, failure)
+        self._done()
+
+    def on_dropped(self, request: Request) -> None:
+        super().on_dropped(request)
+        self._done()
+
+    def _done(self) -> None:
+        done, self._pending = self._pending, None
+        if done is not None:
+            done.callback(None)
+
+    def manager(self) -> RobotsManager:
+        """This crawl's robots.txt manager (only in crawls with this package)."""
+        return RobotsManager.for_crawler(self.crawler)
+
+
+def pause(seconds: float) -> Step:
+    """A step: let at least ``seconds`` of real time pass (a lower bound, never a window)."""
+    return lambda _: sleep(seconds)
+
+
+async def settled(spider: StepSpider) -> None:
+    """A step: wait until no robots.txt fetch is under way (a refresh a request started)."""
+    await until(lambda: not spider.manager().pending())
 
 
 class ChainSpider(RecordingSpider):
