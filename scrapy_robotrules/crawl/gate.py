@@ -70,7 +70,7 @@ class Gate:
         url = request.url
         report = manager.report
         if meta.get(OFFERED) != url:
-            if manager.allowed_again(request):  # the same URL offered again, same rules
+            if manager.allowed_again(request, meta, url):  # the same URL offered again, same rules
                 meta[OFFERED] = meta[DECIDED] = url
                 report.count_allowed_again()
                 return True

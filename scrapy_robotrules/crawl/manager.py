@@ -35,7 +35,7 @@ import os
 import re
 import socket
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 from scrapy.utils.httpobj import urlparse_cached
@@ -238,24 +238,26 @@ class RobotsManager:
         url = request.url
         return carried is not None and carried[0] == url and self._carrier.holds(carried, request)
 
-    def allowed_again(self, request: Request) -> bool:
-        """Whether the latest answer allowed this URL, under the robots.txt entry still held.
+    def allowed_again(self, request: Request, meta: dict[str, Any], url: str) -> bool:
+        """Whether the latest answer allowed ``url`` under the robots.txt entry still held.
 
-        Then the request carries it. Not whether the entry is still fresh: a
-        duplicate, which the scheduler drops, needs no more; one it keeps
-        meets the downloader middleware, which asks (:meth:`still_allowed`).
-        Never with site policies, tdmrep.json or an audit trail (see _decide).
+        Then ``request`` (``meta`` its meta) carries it. Freshness is left to
+        :meth:`still_allowed`: the scheduler drops a duplicate anyway. Never
+        with site policies, tdmrep.json or an audit trail (see _decide).
         """
-        answer = self._answers.by_url.get(request.url) if self._carries_answers else None
-        if answer is None or not answer[3].allowed or request.meta.get("dont_obey_robotstxt"):
+        answer = self._answers.by_url.get(url) if self._carries_answers else None
+        if answer is None or not answer[3].allowed or meta.get("dont_obey_robotstxt"):
             return False
         fetched_at, identity, agent, _, origin = answer
         entry = self.db.store.get(origin)
         if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
             return False
-        if self._request_agents and self.politeness.agent(request) != agent:
+        if self._request_agents and compat.request_header(request, b"User-Agent") is not None:
+            if self.politeness.agent(request) != agent:
+                return False
+        elif agent != self.db.agent:  # the crawler's own, asked when no header names one
             return False
-        request.meta[RULES] = (request.url, origin, fetched_at, identity, None, agent)
+        meta[RULES] = (url, origin, fetched_at, identity, None, agent)
         return True
 
     def _robots_path_decision(self, url: str) -> Decision:
@@ -334,11 +336,10 @@ class RobotsManager:
         """Hold ``request`` until its origin's robots.txt fetch ends, then offer it again.
 
         Call after :meth:`decide_now` returned ``None`` (which started the
-        fetch). The request goes back through ``engine.crawl``, to be decided
-        then, once the fetch ends or the origin's unreachable timeout passes.
-        Past ``ROBOTRULES_MAX_WAITING_PER_ORIGIN`` parked requests for the
-        origin, it waits on disk (see :mod:`.overflow`), so that neither
-        memory nor download places go to requests that can only wait.
+        fetch). The request goes back through ``engine.crawl`` once the fetch
+        ends or the origin's unreachable timeout passes. Past
+        ``ROBOTRULES_MAX_WAITING_PER_ORIGIN`` parked requests for the origin,
+        it waits on disk (:mod:`.overflow`): no memory or download place for it.
         ``False`` (not parked) once the crawl is closing: see :meth:`hand_over`.
         """
         state = self.origins.get(origin_for(request))

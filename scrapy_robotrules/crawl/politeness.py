@@ -162,7 +162,7 @@ class Politeness:
         Its decision asks for the same agent.
         """
         if self._request_agents:
-            header = compat.header(request.headers, b"User-Agent")
+            header = compat.request_header(request, b"User-Agent")
             if header:
                 agent = self._agents.get(header)
                 if agent is None:
