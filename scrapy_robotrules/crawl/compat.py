@@ -64,7 +64,7 @@ __all__ = [
 def request_header(request: Request, name: bytes) -> bytes | None:
     """The last value of header ``name`` (title-cased bytes), as ``Headers.get``, but cheaper.
 
-    Newer Scrapy builds a request's ``Headers`` on first use (microseconds a
+    Scrapy 2.15+ builds a request's ``Headers`` on first use (microseconds a
     duplicate offer need not pay); read as a plain dict, without normalising.
     """
     headers = getattr(request, "_headers", request)  # older: built with the request

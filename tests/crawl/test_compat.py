@@ -469,3 +469,19 @@ def test_scrapy_crawl_exits_non_zero_when_the_package_fails_at_start_up() -> Non
     assert process.returncode == 1, log
     assert "ROBOTRULES_PRECEDENCE must be one of" in log
     assert "Spider opened" not in log
+
+
+def test_a_requests_header_is_read_without_building_its_headers() -> None:
+    """Scrapy 2.15+ builds ``Request.headers`` on first use; a duplicate offer need not pay."""
+    bare = Request("http://site.test/a")
+    assert compat.request_header(bare, b"User-Agent") is None
+    lazy = hasattr(bare, "_headers")
+    assert lazy == (SCRAPY_VERSION >= (2, 15))
+    if lazy:
+        assert bare._headers is None  # still not built
+    named = Request("http://site.test/a", headers={"user-agent": ["first", "Bot/2"]})
+    assert compat.request_header(named, b"User-Agent") == named.headers.get(b"User-Agent")
+    assert compat.request_header(named, b"User-Agent") == b"Bot/2"
+    named.headers[b"User-Agent"] = b"Other/1"  # set after the request was made
+    assert compat.request_header(named, b"User-Agent") == b"Other/1"
+    assert compat.request_header(named, b"Accept") is None
