@@ -390,10 +390,9 @@ class RobotsManager:
         return self.report.summary(len(self.db))
 
     def close(self) -> None:
-        """Cancel the timers of every origin (the spider is closed); close the store.
+        """Cancel every origin's timers; close the store; remove the overflow directory.
 
-        The overflow directory goes too: by now the closing scheduler took
-        what waited there (saved with JOBDIR, else counted lost).
+        By now the closing scheduler took what waited there (saved with JOBDIR, else lost).
         """
         self.fetches.close()
         self.parking.overflow_dir.remove()
