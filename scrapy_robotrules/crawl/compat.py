@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from importlib import import_module
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from scrapy import signals as scrapy_signals
@@ -54,12 +55,17 @@ __all__ = [
     "limit_jitter",
     "on_scheduler_close",
     "request_header",
+    "request_url",
     "scheduler",
     "send_signal",
     "sleep",
     "slot_jitter",
     "watch_in_slot",
 ]
+
+
+request_url: Callable[[Request], str] = attrgetter("_url")
+"""``request.url`` without a call of its property (2.13 to 2.19 keep it in ``_url``)."""
 
 
 def request_header(request: Request, name: bytes) -> bytes | None:
@@ -112,7 +118,7 @@ def call_later(seconds: float, func: Callable[..., object], *args: Any) -> Timer
 
 
 async def sleep(seconds: float) -> None:
-    """Sleep under either reactor from Scrapy 2.13 on (``scrapy.utils.asyncio.sleep`` is 2.18+)."""
+    """Sleep under either reactor from 2.13 on (``scrapy.utils.asyncio.sleep`` is 2.18+)."""
     done: Deferred[None] = Deferred()
     call_later(seconds, done.callback, None)
     await maybe_deferred_to_future(done)
@@ -197,8 +203,10 @@ def scheduler(crawler: Crawler) -> BaseScheduler | None:
     return cast("BaseScheduler | None", getattr(slot, "scheduler", None))
 
 
-def guard_crawl(crawler: Crawler, admit: Callable[[Request], bool]) -> bool:
-    """Put ``admit`` in front of ``engine.crawl``: a request it refuses is not scheduled.
+def guard_crawl(
+    crawler: Crawler, guard: Callable[[Callable[..., None]], Callable[..., None]]
+) -> bool:
+    """Put what ``guard(engine.crawl)`` returns in the place of ``engine.crawl``.
 
     Every request to be scheduled enters there (2.13 to 2.19): callbacks',
     start requests, requests downloader middlewares return, other
@@ -208,13 +216,7 @@ def guard_crawl(crawler: Crawler, admit: Callable[[Request], bool]) -> bool:
     running = engine(crawler)
     if running is None:
         return False
-    crawl = running.crawl
-
-    def guarded(request: Request, *args: Any, **kwargs: Any) -> None:
-        if admit(request):
-            crawl(request, *args, **kwargs)
-
-    running.crawl = guarded  # type: ignore[method-assign]
+    running.crawl = guard(running.crawl)  # type: ignore[method-assign]
     return True
 
 
@@ -243,10 +245,8 @@ def judge_spider_output(crawler: Crawler, middleware: object, judge: object) -> 
 
 
 def on_scheduler_close(scheduler: BaseScheduler, hook: Callable[[], None]) -> None:
-    """Run ``hook`` when the engine closes ``scheduler``, before it saves its queue.
-
-    No signal comes in between (2.13 to 2.19): the instance's ``close`` is wrapped.
-    """
+    """Run ``hook`` as the engine closes ``scheduler``, before it saves its queue (no signal
+    comes in between, 2.13 to 2.19: the instance's ``close`` is wrapped)."""
     close = scheduler.close
 
     def close_after_hook(reason: str) -> Any:
@@ -263,10 +263,8 @@ def download_slot(crawler: Crawler, request: Request) -> Slot | None:
 
 
 def slot_jitter(slot: Slot) -> float:
-    """How far a download slot varies its delay at random, as a share (0.5: +-50%).
-
-    Scrapy 2.19+: ``Slot.jitter``. 2.13 to 2.18: the boolean ``randomize_delay`` (+-50%).
-    """
+    """How far a slot varies its delay at random, as a share (0.5: +-50%): ``Slot.jitter``
+    (2.19+), else the boolean ``randomize_delay`` (+-50%)."""
     jitter = getattr(slot, "jitter", None)
     if jitter is None:
         jitter = 0.5 if getattr(slot, "randomize_delay", False) else 0.0

@@ -35,7 +35,7 @@ import os
 import re
 import socket
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy import signals as scrapy_signals
 from scrapy.utils.httpobj import urlparse_cached
@@ -163,12 +163,14 @@ class RobotsManager:
         self.parking = Parking(crawler, config, self.report)
         self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.policies)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
-        self._answers = Decisions(ANSWERS)
+        self.answers = Decisions(ANSWERS)
+        """The latest answers by URL (a duplicate offer takes one at the gate)."""
         self._carrier = Carrier(self.db, self.politeness, self.tdmrep)
-        self._request_agents = self.politeness.request_agents
         self._carries_answers = not (
             self.policies.any or self.tdmrep is not None or self.verdicts.trail is not None
         )
+        """Whether an allowed answer holds for a duplicate as it is: not when a site policy,
+        a tdmrep.json or the audit trail has its own say on each request."""
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod
@@ -204,7 +206,7 @@ class RobotsManager:
         url = request.url
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
-        origin = self._answers.origin(url) or origin_for(request)  # known for a duplicate
+        origin = self.answers.origin(url) or origin_for(request)  # known for a duplicate
         return self._decide(origin, url, request, self.db.store.get(origin))
 
     async def decide(self, request: Request) -> Decision:
@@ -238,28 +240,6 @@ class RobotsManager:
         url = request.url
         return carried is not None and carried[0] == url and self._carrier.holds(carried, request)
 
-    def allowed_again(self, request: Request, meta: dict[str, Any], url: str) -> bool:
-        """Whether the latest answer allowed ``url`` under the robots.txt entry still held.
-
-        Then ``request`` (``meta`` its meta) carries it. Freshness is left to
-        :meth:`still_allowed`: the scheduler drops a duplicate anyway. Never
-        with site policies, tdmrep.json or an audit trail (see _decide).
-        """
-        answer = self._answers.by_url.get(url) if self._carries_answers else None
-        if answer is None or not answer[3].allowed or meta.get("dont_obey_robotstxt"):
-            return False
-        fetched_at, identity, agent, _, origin = answer
-        entry = self.db.store.get(origin)
-        if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
-            return False
-        if self._request_agents and compat.request_header(request, b"User-Agent") is not None:
-            if self.politeness.agent(request) != agent:
-                return False
-        elif agent != self.db.agent:  # the crawler's own, asked when no header names one
-            return False
-        meta[RULES] = (url, origin, fetched_at, identity, None, agent)
-        return True
-
     def _robots_path_decision(self, url: str) -> Decision:
         # SPEC 4: /robots.txt itself is always allowed; no need to wait for it.
         return _EMPTY.explain(url, self.db.agent, self.db.precedence, self.db.agent_match)
@@ -287,7 +267,7 @@ class RobotsManager:
             if stale:
                 self.fetches.start(self.origins.state(origin, request), request, refresh=True)
             agent = self.politeness.agent(request)
-            decision = self._answers.get(url, entry, agent)
+            decision = self.answers.get(url, entry, agent)
             if decision is None:
                 precedence, match = self.db.precedence, self.db.agent_match
                 if policy is not None:  # policy.py: another agent, precedence, matching
@@ -299,7 +279,8 @@ class RobotsManager:
                 # --- usage preferences (usage.py): a purpose robots.txt refuses drops it.
                 if self.config.purposes and decision.allowed and entry.robots is not None:
                     decision = refuse_purposes(entry.robots, decision, self.config.purposes)
-                self._answers.put(url, origin, entry, agent, decision)
+                again = self._carries_answers and decision.allowed and agent is self.db.agent
+                self.answers.put(url, origin, entry, agent, decision, again=again)
             tdm_at = None
             if self.tdmrep is not None and decision.allowed:  # tdmrepfetch.py
                 tdm = self.tdmrep.entry(origin)

@@ -158,11 +158,15 @@ class GuardedSpider(RecordingSpider):
         return spider
 
     def opened(self, spider: Spider) -> None:
-        self.guarded = compat.guard_crawl(self.crawler, self.admit)
+        self.guarded = compat.guard_crawl(self.crawler, self.guard)
 
-    def admit(self, request: Request) -> bool:
-        self.asked.append(request.url)
-        return "refused" not in request.url
+    def guard(self, crawl: Callable[..., None]) -> Callable[..., None]:
+        def admit(request: Request) -> None:
+            self.asked.append(request.url)
+            if "refused" not in request.url:
+                crawl(request)
+
+        return admit
 
     def on_scheduled(self, request: Request, spider: Spider) -> None:
         self.scheduled.append(request.url)
@@ -469,6 +473,12 @@ def test_scrapy_crawl_exits_non_zero_when_the_package_fails_at_start_up() -> Non
     assert process.returncode == 1, log
     assert "ROBOTRULES_PRECEDENCE must be one of" in log
     assert "Spider opened" not in log
+
+
+def test_a_requests_url_is_read_as_its_property_gives_it() -> None:
+    request = Request("http://site.test/a b?q=é")
+    assert compat.request_url(request) == request.url == "http://site.test/a%20b?q=%C3%A9"
+    assert compat.request_url(request.replace(url="http://other.test/")) == "http://other.test/"
 
 
 def test_a_requests_header_is_read_without_building_its_headers() -> None:
