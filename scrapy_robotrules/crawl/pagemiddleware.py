@@ -33,7 +33,7 @@ from urllib.parse import urldefrag
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse
+from scrapy.http import Headers, HtmlResponse
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
@@ -61,6 +61,7 @@ META_KEY = "robotrules_page"
 OPT_OUT_KEY = "dont_obey_nofollow"
 """``Request.meta`` key: a yielded request with it set is never dropped for nofollow."""
 STATS_PREFIX = "robotrules/page/"
+_X_ROBOTS_TAG = Headers().normkey(b"X-Robots-Tag")
 
 
 def _link_key(url: str) -> str:
@@ -204,7 +205,8 @@ class PageDirectivesMiddleware:
 
     def read(self, response: Response) -> PageDirectives:
         """The rules of ``response`` for this crawler: its headers, and its head if HTML."""
-        headers = response.headers.getlist(b"X-Robots-Tag")
+        # Scrapy's Headers is a dict of normalised names: read as one, without normalising.
+        headers = dict.get(response.headers, _X_ROBOTS_TAG) or ()
         metas = response_metas(response, self.config.page_max_html)
         if not headers and not metas:
             return self._nothing  # nothing to read, nothing to count
