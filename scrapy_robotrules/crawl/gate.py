@@ -68,6 +68,7 @@ class Gate:
         self._answers = manager.answers.by_url
         self._store = manager.db.store
         self._request_agents = manager.politeness.request_agents
+        self._report = manager.report
 
     def guard(self, crawl: Callable[..., None]) -> Callable[..., None]:
         """Take the place of the engine's ``crawl`` (see :func:`.compat.guard_crawl`)."""
@@ -97,7 +98,10 @@ class Gate:
                 ):
                     meta[OFFERED] = meta[DECIDED] = url
                     meta[RULES] = (url, origin, fetched_at, identity, None, agent)
-                    self.manager.report.count_allowed_again()
+                    report = self._report
+                    report.allowed_again += 1
+                    if not report.flush_due:
+                        report.schedule_flush()
                     self._crawl(request, *args, **kwargs)
                     return
         if self.admit(request):
