@@ -354,7 +354,9 @@ class RobotsManager:
 
     async def pace(self, request: Request) -> None:
         """Wait for the origin's next fleet-wide turn, when its rules ask for a delay."""
-        await self.politeness.pace(request)
+        turn = self.politeness.pace(request)
+        if turn is not None:
+            await turn
 
     def _adopted(self, entry: Entry) -> None:
         self.politeness.note(entry.origin, entry)
