@@ -60,6 +60,11 @@ Carried = tuple[str, str, float | None, int | None, float | None, str | None]
 was fetched and that entry's identity, when its tdmrep.json entry was fetched (``None``
 if none was asked), and the agent asked about."""
 
+Answer = tuple[float, int, str, "Decision", str, bool]
+"""When its robots.txt entry was fetched, that entry's identity, the agent asked about, the
+decision, the origin, and whether a duplicate offer may take it at once (see ``gate.py``):
+allowed, for the crawler's own agent, with nothing else to ask."""
+
 
 def origin_for(request: Request) -> str:
     """The origin of ``request``: carried if it was decided for this URL, else computed.
@@ -83,8 +88,8 @@ class Decisions:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.by_url: dict[str, tuple[float, int, str, Decision, str]] = {}
-        """By URL: when its entry was fetched, its identity, the agent, the answer, the origin."""
+        self.by_url: dict[str, Answer] = {}
+        """By URL: see :data:`Answer`."""
 
     def origin(self, url: str) -> str | None:
         """The origin of ``url`` if it has an answer here (a duplicate: no need to compute it)."""
@@ -95,14 +100,16 @@ class Decisions:
         answer = self.by_url.get(url)
         if answer is None:
             return None
-        fetched_at, identity, asked, decision, _ = answer
+        fetched_at, identity, asked, decision, _, _ = answer
         if fetched_at != entry.fetched_at or identity != id(entry) or asked != agent:
             return None
         return decision
 
-    def put(self, url: str, origin: str, entry: Entry, agent: str, decision: Decision) -> None:
+    def put(
+        self, url: str, origin: str, entry: Entry, agent: str, decision: Decision, *, again: bool
+    ) -> None:
         answers = self.by_url
-        answers[url] = (entry.fetched_at, id(entry), agent, decision, origin)
+        answers[url] = (entry.fetched_at, id(entry), agent, decision, origin, again)
         if len(answers) > self.size:
             del answers[next(iter(answers))]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from importlib import import_module
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from scrapy import signals as scrapy_signals
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
     from scrapy.core.scheduler import BaseScheduler
     from scrapy.crawler import Crawler
-    from scrapy.http import Headers, Response
+    from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from twisted.internet.base import DelayedCall, ReactorBase
 
@@ -50,9 +51,11 @@ __all__ = [
     "extra_download_place",
     "failing_start",
     "guard_crawl",
-    "header",
+    "judge_spider_output",
     "limit_jitter",
     "on_scheduler_close",
+    "request_header",
+    "request_url",
     "scheduler",
     "send_signal",
     "sleep",
@@ -61,13 +64,21 @@ __all__ = [
 ]
 
 
-def header(headers: Headers, name: bytes) -> bytes | None:
-    """The last value of header ``name`` (title-cased, e.g. ``b"User-Agent"``), as ``Headers.get``.
+request_url: Callable[[Request], str] = attrgetter("_url")
+"""``request.url`` without a call of its property (2.13 to 2.19 keep it in ``_url``)."""
 
-    ``Headers`` keeps title-cased bytes keys and lists of values: read as a
-    plain dict, without normalising at every call (each request's agent).
+
+def request_header(request: Request, name: bytes) -> bytes | None:
+    """The last value of header ``name`` (title-cased bytes), as ``Headers.get``, but cheaper.
+
+    Scrapy 2.15+ builds a request's ``Headers`` on first use (microseconds a
+    duplicate offer need not pay); read as a plain dict, without normalising.
     """
-    values = cast("list[bytes] | None", dict.get(headers, name))
+    headers: Any = getattr(request, "_headers", request)  # older: built with the request
+    if headers is None:
+        return None
+    headers = request.headers if headers is request else headers
+    values: list[bytes] | None = dict.get(headers, name)  # no cast(): a call per offer
     return values[-1] if values else None
 
 
@@ -107,11 +118,7 @@ def call_later(seconds: float, func: Callable[..., object], *args: Any) -> Timer
 
 
 async def sleep(seconds: float) -> None:
-    """Sleep under either reactor, on every supported Scrapy.
-
-    ``scrapy.utils.asyncio.sleep`` exists from Scrapy 2.18 only; this is
-    :func:`call_later` and a Deferred, which work from 2.13.
-    """
+    """Sleep under either reactor from 2.13 on (``scrapy.utils.asyncio.sleep`` is 2.18+)."""
     done: Deferred[None] = Deferred()
     call_later(seconds, done.callback, None)
     await maybe_deferred_to_future(done)
@@ -120,8 +127,7 @@ async def sleep(seconds: float) -> None:
 async def download(crawler: Crawler, request: Request) -> Response:
     """Download ``request`` through the downloader middlewares, outside the scheduler.
 
-    Scrapy 2.14+: ``engine.download_async()``. Scrapy 2.13:
-    ``engine.download()``, a Deferred (deprecated from 2.14 on).
+    2.14+: ``engine.download_async()``; 2.13: ``engine.download()``, a Deferred.
     """
     running = engine(crawler)
     if running is None:
@@ -135,8 +141,7 @@ async def download(crawler: Crawler, request: Request) -> Response:
 async def send_signal(crawler: Crawler, signal: object, **kwargs: Any) -> None:
     """Send ``signal`` and wait for its asynchronous handlers; their errors are logged.
 
-    Scrapy 2.14+: ``signals.send_catch_log_async()``. Scrapy 2.13:
-    ``signals.send_catch_log_deferred()``.
+    2.14+: ``signals.send_catch_log_async()``; 2.13: ``send_catch_log_deferred()``.
     """
     send_async = getattr(crawler.signals, "send_catch_log_async", None)
     if send_async is not None:
@@ -154,10 +159,9 @@ def failing_start(crawler: Crawler) -> Iterator[None]:
     """An error raised in the block stops the crawl at start-up: make the exit code say so.
 
     ``scrapy crawl`` exits 1 when the crawl failed to start, judged on Scrapy
-    2.14.x by ``crawler.spider`` alone: a component that fails after the
-    spider was made (an add-on, a middleware, an extension) left exit code 0.
-    So the spider is unset before the error goes on. Scrapy 2.13 and 2.15+
-    see the error itself too; there it changes nothing.
+    2.14.x by ``crawler.spider`` alone: a component failing after the spider
+    was made left exit code 0, so the spider is unset before the error goes
+    on. Scrapy 2.13 and 2.15+ see the error itself too; there it changes nothing.
     """
     try:
         yield
@@ -169,9 +173,7 @@ def failing_start(crawler: Crawler) -> Iterator[None]:
 def engine(crawler: Crawler) -> ExecutionEngine | None:
     """The crawler's engine, or ``None`` before the crawl starts (and in unit tests).
 
-    Scrapy up to 2.17: ``crawler.engine`` is ``None`` until then. Scrapy 2.18+:
-    reading it then raises ``RuntimeError`` (the value lives in the private
-    ``crawler._engine``, which 2.17 and older do not have).
+    ``crawler.engine`` is ``None`` until then up to 2.17; from 2.18 reading it raises.
     """
     try:
         return cast("ExecutionEngine | None", crawler.engine)
@@ -201,35 +203,50 @@ def scheduler(crawler: Crawler) -> BaseScheduler | None:
     return cast("BaseScheduler | None", getattr(slot, "scheduler", None))
 
 
-def guard_crawl(crawler: Crawler, admit: Callable[[Request], bool]) -> bool:
-    """Put ``admit`` in front of ``engine.crawl``: a request it refuses is not scheduled.
+def guard_crawl(
+    crawler: Crawler, guard: Callable[[Callable[..., None]], Callable[..., None]]
+) -> bool:
+    """Put what ``guard(engine.crawl)`` returns in the place of ``engine.crawl``.
 
-    Every request to be scheduled enters there (2.13 to 2.19): the scraper's
-    (callbacks), the engine's own ``self.crawl`` (start requests, requests
-    downloader middlewares return), other components'. It then sends
-    ``request_scheduled`` and enqueues. The wrapper is set on the instance,
-    where ``self.crawl`` finds it. ``False`` without an engine.
+    Every request to be scheduled enters there (2.13 to 2.19): callbacks',
+    start requests, requests downloader middlewares return, other
+    components'; it then sends ``request_scheduled`` and enqueues. Set on the
+    instance, where ``self.crawl`` finds it. ``False`` without an engine.
     """
     running = engine(crawler)
     if running is None:
         return False
-    crawl = running.crawl
+    running.crawl = guard(running.crawl)  # type: ignore[method-assign]
+    return True
 
-    def guarded(request: Request, *args: Any, **kwargs: Any) -> None:
-        if admit(request):
-            crawl(request, *args, **kwargs)
 
-    running.crawl = guarded  # type: ignore[method-assign]
+def judge_spider_output(crawler: Crawler, middleware: object, judge: object) -> bool:
+    """From now on, ``judge``'s ``process_spider_output`` methods run in ``middleware``'s place.
+
+    For a middleware registered without output methods, which left a
+    ``None`` in ``scraper.spidermw.methods`` (2.13 to 2.19). The entry is made
+    by Scrapy's own reading of such methods: ``_get_process_spider_output``
+    (2.16+), ``_get_async_method_pair`` before. ``False`` if not in the chain.
+    """
+    chain: Any = getattr(getattr(engine(crawler), "scraper", None), "spidermw", None)
+    middlewares = list(getattr(chain, "middlewares", ()))
+    found = [i for i, each in enumerate(middlewares) if each is middleware]
+    if not found:
+        return False
+    outputs = chain.methods["process_spider_output"]
+    slot = len(middlewares) - 1 - found[0]  # the chain puts output methods in reverse
+    if outputs[slot] is None:
+        read = getattr(chain, "_get_process_spider_output", None)
+        if read is not None:
+            outputs[slot] = read(judge)
+        else:
+            outputs[slot] = chain._get_async_method_pair(judge, "process_spider_output")
     return True
 
 
 def on_scheduler_close(scheduler: BaseScheduler, hook: Callable[[], None]) -> None:
-    """Run ``hook`` when the engine closes ``scheduler``, before it saves its queue.
-
-    No signal comes between "closing spider" and the scheduler's close on any
-    supported version, so the instance's ``close`` is wrapped: the engine
-    calls ``scheduler.close(reason)`` (2.13 to 2.19), which finds the wrapper.
-    """
+    """Run ``hook`` as the engine closes ``scheduler``, before it saves its queue (no signal
+    comes in between, 2.13 to 2.19: the instance's ``close`` is wrapped)."""
     close = scheduler.close
 
     def close_after_hook(reason: str) -> Any:
@@ -240,24 +257,14 @@ def on_scheduler_close(scheduler: BaseScheduler, hook: Callable[[], None]) -> No
 
 
 def download_slot(crawler: Crawler, request: Request) -> Slot | None:
-    """The download slot ``request`` goes to, if the downloader made it already.
-
-    ``downloader.slots`` (a dict, undocumented) and the public
-    ``downloader.get_slot_key(request)``: the same from 2.13 to 2.19.
-    """
+    """The download slot ``request`` goes to, if made already (``downloader.slots``, 2.13+)."""
     running = downloader(crawler)
-    if running is None:
-        return None
-    return running.slots.get(running.get_slot_key(request))
+    return None if running is None else running.slots.get(running.get_slot_key(request))
 
 
 def slot_jitter(slot: Slot) -> float:
-    """How far a download slot varies its delay at random, as a share (0.5: +-50%).
-
-    Scrapy 2.19+: ``Slot.jitter``, a number. Scrapy 2.13 to 2.18: the
-    boolean ``Slot.randomize_delay``, meaning +-50% (deprecated from 2.19 on,
-    so not read there).
-    """
+    """How far a slot varies its delay at random, as a share (0.5: +-50%): ``Slot.jitter``
+    (2.19+), else the boolean ``randomize_delay`` (+-50%)."""
     jitter = getattr(slot, "jitter", None)
     if jitter is None:
         jitter = 0.5 if getattr(slot, "randomize_delay", False) else 0.0
@@ -283,11 +290,9 @@ def limit_jitter(slot: Slot, cap: float) -> float:
 def crawl_closing(crawler: Crawler) -> bool:
     """Whether the crawl is stopping (a signal, ``crawler.stop()``) or its spider closing.
 
-    Every supported version: ``engine.running`` turns false as a stop
-    begins; the engine's private slot has ``closing`` set from the moment a
-    spider starts closing (``CloseSpider`` included), and is gone once it
-    closed. An engine without these (a stand-in, in tests or embedders)
-    never closes.
+    2.13 to 2.19: ``engine.running`` turns false as a stop begins; the private
+    ``engine._slot`` has ``closing`` set once the spider starts closing, and is
+    gone once closed. A stand-in engine without these (tests) never closes.
     """
     running = engine(crawler)
     if running is None:
@@ -306,9 +311,8 @@ _NO_SLOT = object()
 def default_jitter(settings: BaseSettings) -> float:
     """The jitter the downloader gives a new slot, from the settings.
 
-    Scrapy 2.19+: ``DOWNLOAD_DELAY_JITTER``, unless the deprecated
-    ``RANDOMIZE_DOWNLOAD_DELAY`` was set at a higher priority (as Scrapy
-    decides). Scrapy 2.13 to 2.18: ``RANDOMIZE_DOWNLOAD_DELAY`` only.
+    2.19+: ``DOWNLOAD_DELAY_JITTER``, unless the deprecated ``RANDOMIZE_DOWNLOAD_DELAY``
+    was set at a higher priority (as Scrapy decides). 2.13 to 2.18: the latter only.
     """
     if settings.getpriority("DOWNLOAD_DELAY_JITTER") is None:
         return 0.5 if settings.getbool("RANDOMIZE_DOWNLOAD_DELAY", True) else 0.0
@@ -324,8 +328,7 @@ def default_jitter(settings: BaseSettings) -> float:
 def watch_in_slot(slot: Slot | None, request: Request) -> Iterator[None]:
     """Count ``request`` among the slot's active requests while the block runs.
 
-    ``Slot.active`` (a set, undocumented; 2.13 to 2.19) is what the
-    downloader-aware priority queue reads to send a busy slot no more.
+    ``Slot.active`` (undocumented, 2.13 to 2.19): the downloader-aware queue reads it.
     """
     if slot is None:
         yield
@@ -341,10 +344,8 @@ def watch_in_slot(slot: Slot | None, request: Request) -> Iterator[None]:
 def extra_download_place(running: Downloader | None) -> Iterator[None]:
     """Raise the downloader's ``CONCURRENT_REQUESTS`` limit by one while the block runs.
 
-    ``Downloader.total_concurrency`` (undocumented; 2.13 to 2.19) is the
-    limit its ``needs_backout()`` compares the active requests with. 0 is
-    left alone: no limit from 2.18 on (before, a crawl that sets it sends
-    nothing, with or without this package).
+    ``Downloader.total_concurrency`` (undocumented, 2.13 to 2.19), which
+    ``needs_backout()`` reads. 0 is left alone: no limit (2.18+).
     """
     limit = getattr(running, "total_concurrency", 0)
     limited = isinstance(limit, int) and limit > 0
@@ -358,12 +359,9 @@ def extra_download_place(running: Downloader | None) -> Iterator[None]:
 
 
 def component_priority(settings: BaseSettings, name: str, cls: type) -> int | None:
-    """The priority of ``cls`` in the ``name`` setting merged with ``name_BASE``; ``None`` if off.
+    """The priority of ``cls`` in ``name`` merged with ``name_BASE``; ``None`` if off.
 
-    Read with ``getdict`` (public on every supported version), the project's
-    value over the base one, the last key naming ``cls`` winning, as
-    ``Settings.get_component_priority_dict_with_base`` does from 2.15.1 on
-    (which 2.13 to 2.15.0 lack).
+    The last key naming ``cls`` wins, as ``get_component_priority_dict_with_base`` (2.15.1+).
     """
     priority: Any = None
     for key, value in [

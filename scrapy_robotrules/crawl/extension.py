@@ -65,7 +65,7 @@ class RobotRulesExtension:
             raise DontCloseSpider
 
     def spider_opened(self, spider: Spider) -> None:
-        compat.guard_crawl(self.crawler, self.gate.admit)
+        compat.guard_crawl(self.crawler, self.gate.guard)
         self._hand_parked_to_closing_scheduler()
         if not self.manager.config.crawl_delay:
             return

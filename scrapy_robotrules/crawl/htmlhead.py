@@ -7,11 +7,19 @@ bytes, decoded by what the response says of itself (a byte order mark, the
 ``Content-Type`` charset, a charset the head declares, else UTF-8), without
 decoding the whole body as ``response.text`` would.
 
+A body whose first bytes hold no ``<meta`` (in any case) and no NUL byte
+has no meta tag in any encoding a browser reads (every one of the WHATWG
+Encoding Standard's is ASCII-compatible but UTF-16, whose text of ASCII
+characters is half NUL bytes): such a response, most of them, costs one
+search and no decoding. (Choice: UTF-7 and EBCDIC pages, which browsers do
+not read either, are taken for what their bytes say.)
+
 SPEC: none (page-level rules and usage preferences go beyond robots.txt).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from scrapy.http import HtmlResponse
@@ -28,6 +36,10 @@ _LAST: list[tuple[Response, int, tuple[tuple[str, str], ...]] | None] = [None]
 """The last response read, the limit, and its meta pairs: the second middleware asks again."""
 
 
+_META = re.compile(rb"<[Mm][Ee][Tt][Aa]")
+"""Where a meta tag may start, in an ASCII-compatible text."""
+
+
 def response_metas(response: Response, limit: int) -> tuple[tuple[str, str], ...]:
     """The meta pairs of the head of ``response`` if it is HTML, in document order; else none."""
     if not isinstance(response, HtmlResponse):
@@ -35,8 +47,12 @@ def response_metas(response: Response, limit: int) -> tuple[tuple[str, str], ...
     last = _LAST[0]
     if last is not None and last[0] is response and last[1] == limit:
         return last[2]
-    head, encoding = _head(response, limit)
-    metas = tuple(head_metas(head, encoding, limit))
+    body = response.body
+    if _META.search(body, 0, limit) is None and body.find(b"\x00", 0, limit) < 0:
+        metas: tuple[tuple[str, str], ...] = ()
+    else:
+        head, encoding = _head(response, limit)
+        metas = tuple(head_metas(head, encoding, limit))
     _LAST[0] = (response, limit, metas)
     return metas
 

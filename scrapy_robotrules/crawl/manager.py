@@ -163,12 +163,14 @@ class RobotsManager:
         self.parking = Parking(crawler, config, self.report)
         self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.policies)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
-        self._answers = Decisions(ANSWERS)
+        self.answers = Decisions(ANSWERS)
+        """The latest answers by URL (a duplicate offer takes one at the gate)."""
         self._carrier = Carrier(self.db, self.politeness, self.tdmrep)
-        self._request_agents = self.politeness.request_agents
         self._carries_answers = not (
             self.policies.any or self.tdmrep is not None or self.verdicts.trail is not None
         )
+        """Whether an allowed answer holds for a duplicate as it is: not when a site policy,
+        a tdmrep.json or the audit trail has its own say on each request."""
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod
@@ -204,7 +206,7 @@ class RobotsManager:
         url = request.url
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
-        origin = self._answers.origin(url) or origin_for(request)  # known for a duplicate
+        origin = self.answers.origin(url) or origin_for(request)  # known for a duplicate
         return self._decide(origin, url, request, self.db.store.get(origin))
 
     async def decide(self, request: Request) -> Decision:
@@ -238,26 +240,6 @@ class RobotsManager:
         url = request.url
         return carried is not None and carried[0] == url and self._carrier.holds(carried, request)
 
-    def allowed_again(self, request: Request) -> bool:
-        """Whether the latest answer allowed this URL, under the robots.txt entry still held.
-
-        Then the request carries it. Not whether the entry is still fresh: a
-        duplicate, which the scheduler drops, needs no more; one it keeps
-        meets the downloader middleware, which asks (:meth:`still_allowed`).
-        Never with site policies, tdmrep.json or an audit trail (see _decide).
-        """
-        answer = self._answers.by_url.get(request.url) if self._carries_answers else None
-        if answer is None or not answer[3].allowed or request.meta.get("dont_obey_robotstxt"):
-            return False
-        fetched_at, identity, agent, _, origin = answer
-        entry = self.db.store.get(origin)
-        if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
-            return False
-        if self._request_agents and self.politeness.agent(request) != agent:
-            return False
-        request.meta[RULES] = (request.url, origin, fetched_at, identity, None, agent)
-        return True
-
     def _robots_path_decision(self, url: str) -> Decision:
         # SPEC 4: /robots.txt itself is always allowed; no need to wait for it.
         return _EMPTY.explain(url, self.db.agent, self.db.precedence, self.db.agent_match)
@@ -285,7 +267,7 @@ class RobotsManager:
             if stale:
                 self.fetches.start(self.origins.state(origin, request), request, refresh=True)
             agent = self.politeness.agent(request)
-            decision = self._answers.get(url, entry, agent)
+            decision = self.answers.get(url, entry, agent)
             if decision is None:
                 precedence, match = self.db.precedence, self.db.agent_match
                 if policy is not None:  # policy.py: another agent, precedence, matching
@@ -297,7 +279,8 @@ class RobotsManager:
                 # --- usage preferences (usage.py): a purpose robots.txt refuses drops it.
                 if self.config.purposes and decision.allowed and entry.robots is not None:
                     decision = refuse_purposes(entry.robots, decision, self.config.purposes)
-                self._answers.put(url, origin, entry, agent, decision)
+                again = self._carries_answers and decision.allowed and agent is self.db.agent
+                self.answers.put(url, origin, entry, agent, decision, again=again)
             tdm_at = None
             if self.tdmrep is not None and decision.allowed:  # tdmrepfetch.py
                 tdm = self.tdmrep.entry(origin)
@@ -334,11 +317,10 @@ class RobotsManager:
         """Hold ``request`` until its origin's robots.txt fetch ends, then offer it again.
 
         Call after :meth:`decide_now` returned ``None`` (which started the
-        fetch). The request goes back through ``engine.crawl``, to be decided
-        then, once the fetch ends or the origin's unreachable timeout passes.
-        Past ``ROBOTRULES_MAX_WAITING_PER_ORIGIN`` parked requests for the
-        origin, it waits on disk (see :mod:`.overflow`), so that neither
-        memory nor download places go to requests that can only wait.
+        fetch). The request goes back through ``engine.crawl`` once the fetch
+        ends or the origin's unreachable timeout passes. Past
+        ``ROBOTRULES_MAX_WAITING_PER_ORIGIN`` parked requests for the origin,
+        it waits on disk (:mod:`.overflow`): no memory or download place for it.
         ``False`` (not parked) once the crawl is closing: see :meth:`hand_over`.
         """
         state = self.origins.get(origin_for(request))
@@ -372,7 +354,9 @@ class RobotsManager:
 
     async def pace(self, request: Request) -> None:
         """Wait for the origin's next fleet-wide turn, when its rules ask for a delay."""
-        await self.politeness.pace(request)
+        turn = self.politeness.pace(request)
+        if turn is not None:
+            await turn
 
     def _adopted(self, entry: Entry) -> None:
         self.politeness.note(entry.origin, entry)
@@ -389,10 +373,9 @@ class RobotsManager:
         return self.report.summary(len(self.db))
 
     def close(self) -> None:
-        """Cancel the timers of every origin (the spider is closed); close the store.
+        """Cancel every origin's timers; close the store; remove the overflow directory.
 
-        The overflow directory goes too: by now the closing scheduler took
-        what waited there (saved with JOBDIR, else counted lost).
+        By now the closing scheduler took what waited there (saved with JOBDIR, else lost).
         """
         self.fetches.close()
         self.parking.overflow_dir.remove()

@@ -72,7 +72,8 @@ class RobotRulesMiddleware:
         if decided == url:
             if manager.still_allowed(request) or meta.get(SHADOWED) == url:
                 # Decided (and counted) when it was scheduled, under the rules at hand.
-                await manager.politeness.pace(request)
+                if (turn := manager.politeness.pace(request)) is not None:
+                    await turn
                 return None
             await self._recheck(request)
             return None
@@ -88,7 +89,8 @@ class RobotRulesMiddleware:
                 self.report.record_drop(request, exc)
                 raise
             meta[DECIDED] = url  # shadow mode: let through, counted
-            await manager.politeness.pace(request)
+            if (turn := manager.politeness.pace(request)) is not None:
+                await turn
             return None
         except RobotsTxtNotFetched as exc:
             self.report.record_drop(request, exc)
@@ -98,14 +100,16 @@ class RobotRulesMiddleware:
             meta[DECIDED] = url
             if verdicts.trail is not None:
                 verdicts.allowed(request, decision)
-            await manager.politeness.pace(request)
+            if (turn := manager.politeness.pace(request)) is not None:
+                await turn
             return None
         forbidden = RobotsTxtForbidden(decision.reason)
         if verdicts.stops(request, forbidden, decision):
             self.report.record_drop(request, forbidden)
             raise forbidden
         meta[DECIDED] = url
-        await manager.politeness.pace(request)
+        if (turn := manager.politeness.pace(request)) is not None:
+            await turn
         return None
 
     async def _recheck(self, request: Request) -> None:
@@ -121,11 +125,13 @@ class RobotRulesMiddleware:
         except IgnoreRequest:
             return  # allowed by the rules it was scheduled under
         if decision.allowed:
-            await manager.politeness.pace(request)
+            if (turn := manager.politeness.pace(request)) is not None:
+                await turn
             return
         self.report.count("allowed", -1)
         forbidden = RobotsTxtForbidden(decision.reason)
         if manager.verdicts.stops(request, forbidden, decision):
             self.report.record_drop(request, forbidden)
             raise forbidden
-        await manager.politeness.pace(request)
+        if (turn := manager.politeness.pace(request)) is not None:
+            await turn

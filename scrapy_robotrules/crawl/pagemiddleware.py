@@ -15,6 +15,12 @@ Then, each behind its own setting:
 ``meta={"dont_obey_nofollow": True}`` on a yielded request keeps it.
 Enabled by the add-on with ``ROBOTSTXT_OBEY``, like the rest of the package.
 
+What callbacks yield passes through this middleware only from the first
+response that restricts it on (``compat.judge_spider_output``): Scrapy
+charges each yielded object two async generator steps per middleware that
+has output methods, more than the rest of this package's work per page, for
+nothing on a crawl whose pages state no such rule.
+
 SPEC: none (page-level rules go beyond robots.txt; README.rst describes them).
 """
 
@@ -27,11 +33,12 @@ from urllib.parse import urldefrag
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse
+from scrapy.http import Headers, HtmlResponse
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from ..engine.page.directives import PageDirectives, parse_page_directives
+from . import compat
 from .htmlhead import response_metas
 from .itemverdict import ItemVerdict, shown_url
 from .manager import RobotsManager
@@ -43,6 +50,8 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
+    from .settings import RobotRulesConfig
+
 __all__ = ["META_KEY", "OPT_OUT_KEY", "STATS_PREFIX", "PageDirectivesMiddleware"]
 
 logger = logging.getLogger(__name__)
@@ -52,10 +61,18 @@ META_KEY = "robotrules_page"
 OPT_OUT_KEY = "dont_obey_nofollow"
 """``Request.meta`` key: a yielded request with it set is never dropped for nofollow."""
 STATS_PREFIX = "robotrules/page/"
+_X_ROBOTS_TAG = Headers().normkey(b"X-Robots-Tag")
 
 
 def _link_key(url: str) -> str:
     return urldefrag(url)[0]
+
+
+def _restricts(config: RobotRulesConfig, page: PageDirectives) -> bool:
+    """Whether what a callback yields from a page with ``page`` may be dropped or marked."""
+    return bool(
+        page.excluded() or config.page_nofollow_links or (config.page_nofollow and page.nofollow)
+    )
 
 
 class _Output:
@@ -68,12 +85,7 @@ class _Output:
         self.page = page if isinstance(page, PageDirectives) else middleware.read(response)
         self.excluded = self.page.excluded()
         self._links: frozenset[str] | None = None
-        config = middleware.config
-        self.restricts = (
-            self.excluded
-            or config.page_nofollow_links
-            or (config.page_nofollow and self.page.nofollow)
-        )
+        self.restricts = _restricts(middleware.config, self.page)
         """Whether anything the callback yields may be dropped or marked (else passed as is)."""
 
     def judge(self, output: Any) -> Any:
@@ -115,6 +127,39 @@ class _Output:
         return self._links
 
 
+class _Judge:
+    """The middleware's output methods, which Scrapy is given once a page restricts output."""
+
+    def __init__(self, middleware: PageDirectivesMiddleware) -> None:
+        self.middleware = middleware
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
+        output = _Output(self.middleware, response)
+        if not output.restricts:
+            yield from (each for each in result if each is not None)
+            return
+        for each in result:
+            judged = output.judge(each)
+            if judged is not None:
+                yield judged
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
+        output = _Output(self.middleware, response)
+        if not output.restricts:
+            async for each in result:
+                if each is not None:
+                    yield each
+            return
+        async for each in result:
+            judged = output.judge(each)
+            if judged is not None:
+                yield judged
+
+
 class PageDirectivesMiddleware:
     """Reads each response's robots rules; obeys nofollow and noindex in what callbacks yield."""
 
@@ -137,43 +182,31 @@ class PageDirectivesMiddleware:
             (), (), self.config.user_agent, self.config.agent_match
         )
         """The rules of a response without any: one object for all of them (it is frozen)."""
+        self._judging = False
+        """Whether callbacks' output passes :class:`_Judge` (from the first page restricting it)."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
-        response.meta[META_KEY] = self.read(response)
-
-    def process_spider_output(
-        self, response: Response, result: Iterable[Any], spider: Spider | None = None
-    ) -> Iterable[Any]:
-        output = _Output(self, response)
-        if not output.restricts:
-            yield from (each for each in result if each is not None)
+        page = response.meta[META_KEY] = self.read(response)
+        if self._judging or (page is self._nothing and not self.config.page_nofollow_links):
             return
-        for each in result:
-            judged = output.judge(each)
-            if judged is not None:
-                yield judged
-
-    async def process_spider_output_async(
-        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
-    ) -> AsyncIterator[Any]:
-        output = _Output(self, response)
-        if not output.restricts:
-            async for each in result:
-                if each is not None:
-                    yield each
-            return
-        async for each in result:
-            judged = output.judge(each)
-            if judged is not None:
-                yield judged
+        if _restricts(self.config, page):
+            self._judging = True
+            if not compat.judge_spider_output(self.crawler, self, _Judge(self)):
+                logger.warning(
+                    "Page-level rules cannot be applied to what callbacks yield:"
+                    " %(middleware)s is not in this crawl's spider middlewares",
+                    {"middleware": type(self).__name__},
+                    extra={"spider": self.crawler.spider},
+                )
 
     def read(self, response: Response) -> PageDirectives:
         """The rules of ``response`` for this crawler: its headers, and its head if HTML."""
-        headers = response.headers.getlist(b"X-Robots-Tag")
+        # Scrapy's Headers is a dict of normalised names: read as one, without normalising.
+        headers = dict.get(response.headers, _X_ROBOTS_TAG) or ()
         metas = response_metas(response, self.config.page_max_html)
         if not headers and not metas:
             return self._nothing  # nothing to read, nothing to count

@@ -29,7 +29,8 @@ from .reporting import logger
 from .settings import named_for_robots
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Coroutine
+    from typing import Any
 
     from scrapy import Request
     from scrapy.core.downloader import Slot
@@ -118,7 +119,7 @@ class Politeness:
         """Origins not crawled (``max_crawl_delay_action`` ``skip``): why, per origin."""
         self._own_floor = fleet is not None and self._may_lose_turns(fleet)
         """The store may drop its pace keys: the slot floor keeps Crawl-delay here as well."""
-        self._request_agents = not named_for_robots(crawler.settings, crawler.spider)
+        self.request_agents = not named_for_robots(crawler.settings, crawler.spider)
         """No agent named for robots.txt: a request's own User-Agent header is matched."""
         self._token = config.product_token
         self._agents: dict[bytes, str] = {}
@@ -149,7 +150,7 @@ class Politeness:
 
     def watch_unchecked(self, request: Request) -> None:
         """See an unchecked request's agent: another product's rules may ask it a delay."""
-        if not self._delays_seen and self._request_agents:
+        if not self._delays_seen and self.request_agents:
             agent = self.agent(request)
             if agent is not self.db.agent:
                 self._others(agent)
@@ -161,8 +162,8 @@ class Politeness:
         (``ROBOTRULES_USER_AGENT``...); else, and without one, the crawler's.
         Its decision asks for the same agent.
         """
-        if self._request_agents:
-            header = compat.header(request.headers, b"User-Agent")
+        if self.request_agents:
+            header = compat.request_header(request, b"User-Agent")
             if header:
                 agent = self._agents.get(header)
                 if agent is None:
@@ -180,11 +181,6 @@ class Politeness:
             if self._last_other and not self._delays_seen:
                 self._delays_possible()  # its rules are read from the store (crawl_delay)
         return self._last_other
-
-    @property
-    def request_agents(self) -> bool:
-        """Whether a request's own ``User-Agent`` header may be its agent."""
-        return self._request_agents
 
     def _may_lose_turns(self, fleet: CachedStore) -> bool:
         """Whether the store may evict its pace keys (then: WARNING, stat, slot floor too)."""
@@ -311,8 +307,8 @@ class Politeness:
     def _slot(self, request: Request) -> Slot | None:
         return compat.download_slot(self.crawler, request)
 
-    async def pace(self, request: Request) -> None:
-        """Wait for the origin's next fleet-wide turn, when its rules ask for a delay.
+    def pace(self, request: Request) -> Coroutine[Any, Any, None] | None:
+        """Keep the origin's delay: the wait for its next fleet-wide turn, if there is one.
 
         With a shared store, every crawler books its requests to a delayed
         origin in the store, one turn per delay, and sends each at its turn:
@@ -320,15 +316,19 @@ class Politeness:
         download-slot gap (``DOWNLOAD_DELAY``, AutoThrottle, randomised up to
         1.5 times), so the slot adds no wait after it. Without a shared store
         (or while it does not answer) the slot's delay keeps it, as
-        :meth:`apply_crawl_delay` says.
+        :meth:`apply_crawl_delay` says. ``None`` (nothing to await) for every
+        request without a fleet turn: most of them, at no coroutine's cost.
         """
         delay = self.crawl_delay(request)
         if delay is None:
-            return
+            return None
         fleet = self.fleet
         if fleet is None:
             self.apply_crawl_delay(request)
-            return
+            return None
+        return self._fleet_turn(request, delay, fleet)
+
+    async def _fleet_turn(self, request: Request, delay: float, fleet: CachedStore) -> None:
         slot = self._slot(request)
         # Turns a little wider than the delay: a request reaches the site some
         # time after its turn, and that time varies between crawlers.

@@ -18,9 +18,14 @@ __all__ = ["ROBOTS_PATH", "Decision", "is_robots_path"]
 ROBOTS_PATH = "/robots.txt"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Decision:
-    """Why a URL is allowed or not: the deciding rule, the groups that applied, the mode."""
+    """Why a URL is allowed or not: the deciding rule, the groups that applied, the mode.
+
+    Made for every request a crawler decides: its ``__init__`` fills the
+    instance's dict at once, where a frozen dataclass's own would set each
+    field through ``object.__setattr__`` (four times slower).
+    """
 
     allowed: bool
     rule: Rule | None
@@ -32,6 +37,29 @@ class Decision:
     agent_match: str
     note: str = ""
     """Set when no file decided: why the origin is allowed or disallowed as a whole."""
+
+    def __init__(  # noqa: PLR0917  (the dataclass's own signature, kept for callers)
+        self,
+        allowed: bool,
+        rule: Rule | None,
+        groups: list[Group],
+        url: str,
+        path: str,
+        agent: str,
+        precedence: str,
+        agent_match: str,
+        note: str = "",
+    ) -> None:
+        fields = vars(self)
+        fields["allowed"] = allowed
+        fields["rule"] = rule
+        fields["groups"] = groups
+        fields["url"] = url
+        fields["path"] = path
+        fields["agent"] = agent
+        fields["precedence"] = precedence
+        fields["agent_match"] = agent_match
+        fields["note"] = note
 
     @classmethod
     def without_rules(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import pytest
 import scrapy
@@ -158,11 +158,15 @@ class GuardedSpider(RecordingSpider):
         return spider
 
     def opened(self, spider: Spider) -> None:
-        self.guarded = compat.guard_crawl(self.crawler, self.admit)
+        self.guarded = compat.guard_crawl(self.crawler, self.guard)
 
-    def admit(self, request: Request) -> bool:
-        self.asked.append(request.url)
-        return "refused" not in request.url
+    def guard(self, crawl: Callable[..., None]) -> Callable[..., None]:
+        def admit(request: Request) -> None:
+            self.asked.append(request.url)
+            if "refused" not in request.url:
+                crawl(request)
+
+        return admit
 
     def on_scheduled(self, request: Request, spider: Spider) -> None:
         self.scheduled.append(request.url)
@@ -469,3 +473,137 @@ def test_scrapy_crawl_exits_non_zero_when_the_package_fails_at_start_up() -> Non
     assert process.returncode == 1, log
     assert "ROBOTRULES_PRECEDENCE must be one of" in log
     assert "Spider opened" not in log
+
+
+def test_a_requests_url_is_read_as_its_property_gives_it() -> None:
+    request = Request("http://site.test/a b?q=é")
+    assert compat.request_url(request) == request.url == "http://site.test/a%20b?q=%C3%A9"
+    assert compat.request_url(request.replace(url="http://other.test/")) == "http://other.test/"
+
+
+def test_a_requests_header_is_read_without_building_its_headers() -> None:
+    """Scrapy 2.15+ builds ``Request.headers`` on first use; a duplicate offer need not pay."""
+    bare = Request("http://site.test/a")
+    assert compat.request_header(bare, b"User-Agent") is None
+    lazy = hasattr(bare, "_headers")
+    assert lazy == (SCRAPY_VERSION >= (2, 15))
+    if lazy:
+        assert bare._headers is None  # still not built
+    named = Request("http://site.test/a", headers={"user-agent": ["first", "Bot/2"]})
+    assert compat.request_header(named, b"User-Agent") == named.headers.get(b"User-Agent")
+    assert compat.request_header(named, b"User-Agent") == b"Bot/2"
+    named.headers[b"User-Agent"] = b"Other/1"  # set after the request was made
+    assert compat.request_header(named, b"User-Agent") == b"Other/1"
+    assert compat.request_header(named, b"Accept") is None
+
+
+# Spider output judged from the moment a middleware asks.
+
+
+class _Seen:
+    """A spider middleware that records the requests passing it in callbacks' output."""
+
+    seen: ClassVar[list[str]]
+
+    async def process_spider_output(
+        self, response: Response, result: Any, spider: Spider | None = None
+    ) -> Any:
+        async for each in result:
+            if isinstance(each, Request):
+                self.seen.append(each.url.rsplit("/", 1)[-1])
+            yield each
+
+
+class _NearSpider(_Seen):
+    seen: ClassVar[list[str]] = []
+
+
+class _NearEngine(_Seen):
+    seen: ClassVar[list[str]] = []
+
+
+class _DropsOnce:
+    """Output methods that drop ``drop-*`` requests (what a middleware asks Scrapy to run)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def process_spider_output(
+        self, response: Response, result: Any, spider: Spider | None = None
+    ) -> Any:
+        self.calls += 1
+        return (each for each in result if "drop-" not in getattr(each, "url", ""))
+
+    async def process_spider_output_async(
+        self, response: Response, result: Any, spider: Spider | None = None
+    ) -> Any:
+        self.calls += 1
+        async for each in result:
+            if "drop-" not in getattr(each, "url", ""):
+                yield each
+
+
+class _AsksOnSecondPage:
+    """Has no output methods; asks for ``_DropsOnce``'s at its second response's input."""
+
+    instance: _AsksOnSecondPage | None = None
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.judge = _DropsOnce()
+        self.inputs = 0
+        self.answers: list[bool] = []
+        _AsksOnSecondPage.instance = self
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> _AsksOnSecondPage:
+        return cls(crawler)
+
+    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
+        # ``spider``: Scrapy 2.13 passes it.
+        self.inputs += 1
+        if self.inputs >= 2:
+            self.answers.append(compat.judge_spider_output(self.crawler, self, self.judge))
+        if self.inputs == 2:  # not in the chain: refused
+            self.answers.append(compat.judge_spider_output(self.crawler, object(), self.judge))
+
+
+class _TwoPagesSpider(RecordingSpider):
+    def parse(self, response: Response, **kwargs: Any) -> Any:
+        self.crawled.append(response.url)
+        name = response.url.rsplit("/", 1)[-1]
+        if name not in ("first", "second"):
+            return
+        if name == "first":
+            yield Request(response.urljoin("second"))
+        yield Request(response.urljoin(f"keep-{name}"))
+        yield Request(response.urljoin(f"drop-{name}"))
+
+
+@async_test
+async def test_a_middleware_takes_output_methods_when_it_asks_in_its_own_place(
+    mockserver: MockServer,
+) -> None:
+    _NearSpider.seen, _NearEngine.seen = [], []
+    for path in ("/first", "/second", "/keep-first", "/drop-first", "/keep-second", "/drop-second"):
+        mockserver.set_page("site.test", path, Reply(body=b"<html></html>"))
+    middlewares = {_NearSpider: 960, _AsksOnSecondPage: 950, _NearEngine: 940}
+    result = await run_spider(
+        _TwoPagesSpider,
+        {"ROBOTSTXT_OBEY": False, "SPIDER_MIDDLEWARES": middlewares},
+        start_urls=[mockserver.url("site.test", "/first")],
+    )
+    asking = _AsksOnSecondPage.instance
+    assert asking is not None
+    assert asking.answers[:2] == [True, False]  # in the chain; another object is not
+    assert asking.answers[2:]
+    assert all(asking.answers[2:])  # asked again: on already
+    assert asking.judge.calls >= 1
+    # The first page's output met no judge; the second's did, after the middleware
+    # nearer the spider and before the one nearer the engine.
+    crawled = {url.rsplit("/", 1)[-1] for url in result.spider.crawled}
+    assert {"first", "second", "keep-first", "drop-first", "keep-second"} <= crawled
+    assert "drop-second" not in crawled
+    assert "drop-second" in _NearSpider.seen
+    assert "drop-second" not in _NearEngine.seen
+    assert {"drop-first", "keep-second"} <= set(_NearEngine.seen)

@@ -404,3 +404,34 @@ async def test_async_callbacks_are_judged_the_same(mockserver: MockServer) -> No
     assert marks(result)["/meta-only"]
     assert result.stats["robotrules/page/requests/nofollow"] == 5
     assert result.stats["robotrules/page/items/marked"] == 7
+
+
+@async_test
+async def test_output_is_judged_from_the_first_page_that_restricts_it(
+    mockserver: MockServer,
+) -> None:
+    """Until a page restricts output, callbacks' output does not pass this middleware.
+
+    ``/plain`` (no rules, the only start URL) links to ``/meta-only`` (noindex,
+    nofollow): the output layer is switched on at that page's input, so its
+    own callback's output is judged already, in the middleware's place.
+    """
+    plain = Reply(body=html(links='<a href="/meta-only">m</a>'), headers=HTML)
+    mockserver.set_page(HOST, "/plain", plain)
+    mockserver.set_page(HOST, "/meta-only", PAGES["/meta-only"])
+    crawlers: list[Crawler] = []
+    result = await run_spider(
+        PageSpider, SETTINGS, start_urls=[mockserver.url(HOST, "/plain")], crawlers=crawlers
+    )
+    assert followed(mockserver, "/plain")
+    assert not followed(mockserver, "/meta-only")
+    marked = marks(result)
+    assert marked["/plain"] is None
+    assert marked["/meta-only"].startswith("noindex: ")
+    assert result.stats["robotrules/page/requests/nofollow"] == 1
+    middleware = next(
+        each
+        for each in crawlers[0].engine.scraper.spidermw.middlewares
+        if isinstance(each, PageDirectivesMiddleware)
+    )
+    assert not hasattr(middleware, "process_spider_output")  # Scrapy saw none at start

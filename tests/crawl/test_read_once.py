@@ -14,12 +14,16 @@ from typing import Any
 import pytest
 from helpers.crawling import RecordingSpider, async_test, run_spider
 from helpers.mockserver import MockServer, Reply
-from scrapy.http import Response
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scrapy.http import HtmlResponse, Response
 
 import scrapy_robotrules.crawl.htmlhead
 import scrapy_robotrules.crawl.pagemiddleware
 import scrapy_robotrules.crawl.usagemiddleware
+from scrapy_robotrules.crawl.htmlhead import _head, response_metas
 from scrapy_robotrules.engine.page.directives import parse_page_directives
+from scrapy_robotrules.engine.page.html import head_metas
 from scrapy_robotrules.engine.usage.preferences import usage_view
 
 CRAWL_TESTS = True
@@ -80,8 +84,9 @@ async def test_heads_are_read_once_and_silent_pages_are_not_parsed(
     urls = [mockserver.url(HOST, path) for path in PAGES]
     result = await run_spider(MetaSpider, SETTINGS, start_urls=urls)
     assert sorted(result.spider.seen) == sorted(PAGES)
-    # Five HTML heads, each read once for both middlewares (not the text/plain one).
-    assert calls["head_metas"] == 5
+    # One head read, once for both middlewares: the only one whose bytes hold a "<meta"
+    # (not the text/plain page; the other HTML pages are not even decoded).
+    assert calls["head_metas"] == 1
     # Parsed: the pages that say something (and the middleware's one "nothing" made at start).
     assert calls["parse_page_directives"] == 1 + 2  # /noindex, /metas
     assert calls["usage_view"] == 2  # /usage, /metas (an X-Robots-Tag states no usage)
@@ -97,3 +102,44 @@ async def test_heads_are_read_once_and_silent_pages_are_not_parsed(
     assert result.spider.seen["/noindex"][0].noindex
     assert result.spider.seen["/usage"][1].state("train-ai") == "disallowed"
     assert result.stats["robotrules/page/responses"] == 2
+
+
+_PIECES = st.sampled_from(
+    [
+        "<html>",
+        "<head>",
+        "</head>",
+        "<body>",
+        "<title>t</title>",
+        "<!-- <meta x> -->",
+        '<meta name="robots" content="noindex">',
+        '<META NAME=robots CONTENT="nofollow">',
+        "<mEtA name='tdm-reservation' content='1'>",
+        "<meta charset=utf-8>",
+        "<metadata>",
+        "<script><meta name=a content=b></script>",
+        "<me",
+        "ta>",
+        "é",
+        "\x00",
+        "text",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_PIECES, max_size=12).map("".join),
+    st.sampled_from(["utf-8", "utf-16", "utf-16-le", "latin-1"]),
+    st.sampled_from([None, "utf-8", "utf-16"]),
+    st.integers(min_value=1, max_value=400),
+)
+def test_a_body_without_meta_bytes_is_not_decoded_and_answers_as_read(
+    text: str, encoding: str, declared: str | None, limit: int
+) -> None:
+    """What the search before decoding answers is what reading the whole head answers."""
+    body = text.encode(encoding, "replace")
+    headers = {"Content-Type": f"text/html; charset={declared}"} if declared else {}
+    response = HtmlResponse("http://site.test/", body=body, headers=headers)
+    head, used = _head(response, limit)
+    assert response_metas(response, limit) == tuple(head_metas(head, used, limit))

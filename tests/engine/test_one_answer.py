@@ -7,6 +7,9 @@ its outcome, through the same path for both.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import pytest
 
 from scrapy_robotrules import Decision, Entry, Outcome, RobotsTxt
@@ -100,3 +103,28 @@ def test_an_entry_without_rules_decides_by_its_outcome_for_both(
     assert not made.allowed("https://e.com/a", "bot", "most-specific", "token")
     decision = made.explain("https://e.com/a", "bot", "most-specific", "token")
     assert decision.reason == "disallowed: robots.txt refused (HTTP 503): everything disallowed"
+
+
+def test_a_decision_is_the_frozen_dataclass_it_says_it_is() -> None:
+    """Its own ``__init__`` (a fast one) makes what the dataclass's would have made."""
+    fields: dict[str, Any] = {
+        "allowed": False,
+        "rule": None,
+        "groups": [],
+        "url": "http://a.test/x",
+        "path": "/x",
+        "agent": "bot",
+        "precedence": "most-specific",
+        "agent_match": "token",
+    }
+    made = Decision(*fields.values())
+    assert made == Decision(**fields) == Decision(**fields, note="")
+    assert {f.name: getattr(made, f.name) for f in dataclasses.fields(made)} == {
+        **fields,
+        "note": "",
+    }
+    assert dataclasses.replace(made, allowed=True).allowed
+    assert repr(made).startswith("Decision(allowed=False, rule=None, groups=[], url=")
+    assert Decision(**fields, note="why") != made
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.allowed = True  # type: ignore[misc]

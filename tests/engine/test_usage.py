@@ -19,6 +19,7 @@ from scrapy_robotrules.engine.usage.preferences import (
     aipref_preferences,
     content_signal_preferences,
     header_statements,
+    nothing_said,
     parse_dictionary,
     robots_statements,
     usage_view,
@@ -425,3 +426,17 @@ def test_view_as_dict_is_plain_data() -> None:
         "ai-input": UNKNOWN,
         "tdm": UNKNOWN,
     }
+
+
+@pytest.mark.parametrize("url", ["http://site.test/", "https://other.test/a?b", "/relative"])
+def test_a_view_where_nothing_is_said_is_what_reading_nothing_gives(url: str) -> None:
+    made = nothing_said(url)
+    read = usage_view(url)
+    assert made == read
+    assert made.url == url
+    assert dict(made.preferences) == dict(read.preferences)
+    assert made.state("train-ai") == read.state("train-ai")
+    assert made.explain() == read.explain()
+    with pytest.raises(AttributeError):
+        made.url = "http://else.test/"  # type: ignore[misc]  # frozen, as a view is
+    assert nothing_said("http://a.test/").url == "http://a.test/"  # one URL per view

@@ -22,6 +22,7 @@ import json
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, cast
 
@@ -137,12 +138,20 @@ def record_turns(
             turns[origin].append([before, wait, time.time()])
         return wait
 
-    async def recording_pace(request: Request) -> None:
-        origin = origin_for(request)
-        booked = len(turns[origin])
-        await pace(request)
-        if len(turns[origin]) > booked:  # it booked a turn (and waited for it)
-            released[origin].append(time.time())
+    def recording_pace(request: Request) -> Coroutine[Any, Any, None] | None:
+        turn = pace(request)
+        if turn is None:
+            return None
+        waited = turn
+
+        async def recorded() -> None:
+            origin = origin_for(request)
+            booked = len(turns[origin])
+            await waited
+            if len(turns[origin]) > booked:  # it booked a turn (and waited for it)
+                released[origin].append(time.time())
+
+        return recorded()
 
     fleet.reserve = recording_reserve  # type: ignore[method-assign]
     politeness.pace = recording_pace  # type: ignore[method-assign]
