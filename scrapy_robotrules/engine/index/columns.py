@@ -144,9 +144,10 @@ def cut_starred(
     kind: its columns are then taken whole, not sorted out.
     """
     # One C scan in all when no value holds a second star (most files, a hostile one).
+    pieces = rules.pieces
     several = (
-        list(map(bytes.__contains__, rules.pieces, repeat(b"*")))
-        if b"*" in b"".join(rules.pieces)
+        list(map(bytes.__contains__, pieces, repeat(b"*")))
+        if b"*" in (pieces[0] if pieces else b"") or b"*" in b"".join(pieces)
         else [False]
     )
     if not any(several):

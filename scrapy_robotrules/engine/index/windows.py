@@ -88,7 +88,9 @@ class Windows:
 
 def by_text(
     needles: list[str],
-) -> tuple[dict[str, int], array[int] | None, array[int] | None, array[int] | None, list[str]]:
+) -> tuple[
+    dict[str, int] | None, array[int] | None, array[int] | None, array[int] | None, list[str]
+]:
     """Each needle once: (text -> number, first, next, needle of, texts by number).
 
     Needle ``i`` stands for rule ``i``, unless some repeat: the automaton
@@ -96,7 +98,8 @@ def by_text(
     rule, and rules sharing a needle are chained through ``next`` (rule ->
     next rule with its needle, or -1); ``needle of`` maps a rule to its
     needle's number. Distinct needles (a hostile file's) need none of these
-    arrays, and the dict made to find repeats is the one to look them up in.
+    arrays, and the dict made to find repeats is the one to look them up in
+    (else none is made here: ``None``).
     """
     ids = dict(zip(reversed(needles), range(len(needles) - 1, -1, -1), strict=True))
     if len(ids) == len(needles):
@@ -111,6 +114,4 @@ def by_text(
     # Needles are numbered in ``ids`` order: map to rules.
     number = dict(zip(ids.values(), range(len(ids)), strict=True))
     needle_of = array("i", map(number.__getitem__, firsts))
-    texts = list(ids)
-    lookup = dict(zip(texts, range(len(texts)), strict=True))
-    return lookup, array("i", ids.values()), following, needle_of, texts
+    return None, array("i", ids.values()), following, needle_of, list(ids)
