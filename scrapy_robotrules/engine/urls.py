@@ -21,6 +21,7 @@ __all__ = [
     "UNRESERVED",
     "normalize",
     "normalize_all",
+    "normalize_octets",
     "origin_of",
     "request_path",
     "url_path_and_query",
@@ -110,6 +111,19 @@ def normalize(text: str) -> str:
     if len(octets) >= _LONG:
         return _normalize_long(octets)
     return _OCTET_WORK.sub(_octets, octets).decode("ascii")
+
+
+def normalize_octets(octets: bytes) -> bytes:
+    """:func:`normalize` of text given as its octets (UTF-8, maybe not valid), as octets.
+
+    A rule's value as the file holds it: normalised without decoding it
+    and encoding it back (the same octets, as ``surrogateescape`` gives).
+    """
+    if not octets.translate(None, _KEEP_BYTES):
+        return octets
+    if len(octets) >= _LONG:
+        return _normalize_long(octets).encode("ascii")
+    return _OCTET_WORK.sub(_octets, octets)
 
 
 def normalize_all(texts: Sequence[str]) -> list[str]:

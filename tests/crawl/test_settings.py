@@ -459,8 +459,13 @@ async def test_the_automaton_budget_reaches_the_engine(mockserver: MockServer) -
     """With ``ROBOTRULES_AUTOMATON_BYTES = 0`` no automaton is kept: every check builds one.
 
     The process's default budget keeps the one file's automaton after its first check.
+    Its literals are of three lengths: those of one or two are looked up for a path
+    this short, with no automaton (see ``engine.index.windows``).
     """
-    rules = "".join(f"Disallow: /*word{i:03}x\n" for i in range(100))  # above AUTOMATON_MIN
+    rules = "".join(
+        f"Disallow: /*word{i:03}x{'y' * (i % 3)}\n"
+        for i in range(100)  # above AUTOMATON_MIN
+    )
     mockserver.set_robots("many.test", Reply(200, ("User-agent: *\n" + rules).encode()))
     urls = [mockserver.url("many.test", f"/page{i}") for i in range(3)]
     urls.append(mockserver.url("many.test", "/a-word042x"))

@@ -385,6 +385,7 @@ def test_a_flood_walked_in_rank_order_decides_as_the_reference(
     path = "".join(rnd.choices("abcx/", weights=[5, 5, 3, 1, 1], k=rnd.randint(400, 2500)))
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(literals, "FLOOD_REPORTS", flood)
+        patched.setattr(literals, "WINDOWS", -1)  # the automaton, even for a short path
         check_document(RobotsTxt, content, None, ["FooBot"], ["/x" + path, "/c" + path + "a"])
 
 
@@ -446,6 +447,7 @@ def test_periodic_needles_decide_as_the_reference(
     path = "/x" + text[: len(text) - cut]
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(literals, "FLOOD_REPORTS", -(10**9))
+        patched.setattr(literals, "WINDOWS", -1)  # the automaton, even for a short path
         check_document(RobotsTxt, content, None, ["FooBot"], [path, path + "b", "/b" + path])
 
 

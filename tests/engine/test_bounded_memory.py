@@ -26,6 +26,8 @@ from scrapy_robotrules.engine.index.automata import (
     AutomatonCache,
     set_automaton_bytes,
 )
+from scrapy_robotrules.engine.index.literals import NEEDLE
+from scrapy_robotrules.engine.index.windows import WINDOWS
 from scrapy_robotrules.engine.urls import normalize, normalize_all
 
 RULES = 2_000
@@ -49,16 +51,22 @@ def cache(monkeypatch: pytest.MonkeyPatch) -> AutomatonCache:
     return own
 
 
+def long(path: str) -> str:
+    """``path`` made long enough to need the automaton: a shorter one has its needles
+    looked up (see :mod:`.windows`)."""
+    return path + "-" * (WINDOWS + NEEDLE)
+
+
 def needle_in(body: bytes) -> str:
-    """A path that holds the first rule's literal."""
-    return "/x" + body.split(b"\n")[1].split(b"*")[1].decode() + "y"
+    """A path that holds the first rule's literal, long enough to need the automaton."""
+    return long("/x" + body.split(b"\n")[1].split(b"*")[1].decode() + "y")
 
 
 def test_the_process_holds_automata_within_its_budget(cache: AutomatonCache) -> None:
     files = [hostile_file(seed) for seed in range(6)]
     parsed = [RobotsTxt.parse(body) for body in files]
     for robots in parsed:
-        assert robots.allowed("/nothing-here", "bot")
+        assert robots.allowed(long("/nothing-here"), "bot")
         assert cache.weight <= cache.max_bytes
     assert (cache.built, len(cache), cache.evicted) == (6, 2, 4)
     # An evicted file answers as before: its automaton is built again.
@@ -76,23 +84,23 @@ def test_the_process_holds_automata_within_its_budget(cache: AutomatonCache) -> 
 
 def test_the_least_recently_used_automaton_goes_first(cache: AutomatonCache) -> None:
     first, second, third = (RobotsTxt.parse(hostile_file(seed)) for seed in range(3))
-    first.allowed("/a", "bot")
-    second.allowed("/a", "bot")
-    first.allowed("/b", "bot")  # first is now the last used: second goes
-    third.allowed("/a", "bot")
+    first.allowed(long("/a"), "bot")
+    second.allowed(long("/a"), "bot")
+    first.allowed(long("/b"), "bot")  # first is now the last used: second goes
+    third.allowed(long("/a"), "bot")
     built = cache.built
-    first.allowed("/c", "bot")
-    third.allowed("/c", "bot")
+    first.allowed(long("/c"), "bot")
+    third.allowed(long("/c"), "bot")
     assert cache.built == built
-    second.allowed("/c", "bot")
+    second.allowed(long("/c"), "bot")
     assert cache.built == built + 1
 
 
 def test_a_budget_of_nothing_builds_for_each_check(cache: AutomatonCache) -> None:
     cache.resize(0)
     robots = RobotsTxt.parse(hostile_file(1))
-    assert robots.allowed("/a", "bot")
-    assert robots.allowed("/b", "bot")
+    assert robots.allowed(long("/a"), "bot")
+    assert robots.allowed(long("/b"), "bot")
     assert (cache.built, len(cache), cache.weight) == (2, 0, 0)
 
 

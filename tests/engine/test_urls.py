@@ -25,6 +25,7 @@ from scrapy_robotrules.engine.urls import (
     _origin_by_urlsplit,
     _to_octets,
     normalize,
+    normalize_octets,
     origin_of,
 )
 
@@ -74,6 +75,16 @@ def test_long_input_normalises_as_short_input_does(pieces: list[str], repeat: in
 @given(st.text(min_size=1, max_size=3000))
 def test_long_input_of_any_text(text: str) -> None:
     assert _normalize_long(_to_octets(text)) == by_runs(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=400), st.integers(0, 3))
+def test_octets_normalise_as_their_text_does(pieces: list[str], repeat: int) -> None:
+    """A rule's value normalised as the file's octets, short or long, means its text."""
+    text = "".join(pieces) * (1 + repeat * 20)
+    octets = text.encode("utf-8", "surrogateescape")
+    assert normalize_octets(octets) == normalize(text).encode("ascii")
+    assert normalize_octets(octets + b"\xff\xc3") == normalize(text + "\udcff\udcc3").encode()
 
 
 ADVERSARIAL = {

@@ -18,7 +18,7 @@ from functools import partial
 from itertools import accumulate, chain, compress, repeat
 from typing import NamedTuple
 
-from ..urls import normalize, normalize_all
+from ..urls import normalize, normalize_all, normalize_octets
 
 __all__ = [
     "ALWAYS",
@@ -127,9 +127,15 @@ def _texts(values: list[bytes]) -> list[str]:
     return normalize_all(texts)
 
 
-def _as_bytes(texts: list[str]) -> list[bytes]:
-    """Normalised texts (ASCII) as bytes, in two C calls."""
-    return "\n".join(texts).encode("ascii").split(b"\n") if texts else []
+def _normalised(values: list[bytes]) -> list[bytes]:
+    """``values`` normalised as octets, together: joined by ``#``, which is kept as it
+    is and stops any escape before it (see :func:`.normalize_all`), then split."""
+    if not values:
+        return []
+    out = normalize_octets(b"#".join(values)).split(b"#")
+    if len(out) != len(values):  # never so: the line regex lets no "#" through
+        return list(map(normalize_octets, values))
+    return out
 
 
 def cut_starred(
@@ -143,7 +149,13 @@ def cut_starred(
     allows, normalised prefix). A hostile file's rules are all of one
     kind: its columns are then taken whole, not sorted out.
     """
-    several = list(map(bytes.__contains__, rules.pieces, repeat(b"*")))
+    # One C scan in all when no value holds a second star (most files, a hostile one).
+    pieces = rules.pieces
+    several = (
+        list(map(bytes.__contains__, pieces, repeat(b"*")))
+        if b"*" in (pieces[0] if pieces else b"") or b"*" in b"".join(pieces)
+        else [False]
+    )
     if not any(several):
         one, many = rules, no_many()
     elif all(several):
@@ -152,8 +164,8 @@ def cut_starred(
         one = rules.picked(list(map(operator.not_, several)))
         many = _many_stars(rules.picked(several))
     lines, allows, prefixes, stars, pieces, anchors = one
-    heads = _as_bytes(_texts(prefixes))
-    tails = _as_bytes(_texts(pieces))
+    heads = _normalised(prefixes)
+    tails = _normalised(pieces)
     if b"" not in stars:
         return StarRules(lines, allows, heads, stars, tails, anchors), many, []
     # A star or an anchor makes a wildcard rule; else it is a plain prefix.

@@ -36,16 +36,15 @@ from .automata import AUTOMATON_BYTES_PER_CHAR, automata
 from .columns import ENDS, FIND
 from .floods import Floods
 from .pieces import Found, read, split
-from .prefixes import PrefixSet
+from .prefixes import ROOT, SLASH, prefix_ids
 from .runs import Runs, finder, periodic_needles, unary_needles
+from .windows import WINDOWS, Windows, by_text, windows_in
 
 __all__ = ["AUTOMATON_MIN", "FLOOD_REPORTS", "ROOT", "SLASH", "Literals"]
 
 AUTOMATON_MIN = 64
 """From this many wildcard rules with a literal after a ``*``, they are found by
 an automaton; fewer cost less scanned one by one."""
-ROOT, SLASH = -2, -1
-"""Prefix ids of rules whose text before the ``*`` is empty, or ``/``: every path has it."""
 FLOOD_REPORTS = 10_000
 """Past twice the path's length plus this many reports, a path floods the automaton
 (see :class:`Literals`)."""
@@ -103,10 +102,12 @@ class Literals(Floods):
         "_priorities",
         "_roots",
         "_shapes",
+        "_sizes",
         "_split",
         "_strategy",
         "_unbuilt",
         "_weight",
+        "_windows",
         "read_again",
     )
 
@@ -124,8 +125,14 @@ class Literals(Floods):
         self._codes = codes
         self._strategy = strategy
         # SPEC 5's priority (the pattern's length): with the code, what a rank is made from.
-        wide = max(priorities, default=0) >= 1 << 16
-        self._priorities = array("i" if wide else "H", priorities)
+        # Bytes when they fit (most files' do): made in C, with no call per
+        # rule that an array's own constructor would make.
+        top = max(priorities, default=0)
+        self._priorities = (
+            array("B", bytes(priorities))
+            if top < 256
+            else array("H" if top < 1 << 16 else "i", priorities)
+        )
         self._pattern_at = pattern_at
         self._cache: dict[int, Pattern] = {}
         self._order: array[int] | None = None
@@ -136,8 +143,10 @@ class Literals(Floods):
         # full. A bound on needle length bounds how many needles can end at
         # one position, so a flood of reports shows within a chunk. A rule
         # whose needle is cut cannot be decided from where it was seen.
-        longest = max(map(len, needles))
+        lengths = set(map(len, needles))
+        longest = max(lengths)
         if longest > NEEDLE:
+            lengths = {min(size, NEEDLE) for size in lengths}
             cut = list(map(NEEDLE.__lt__, map(len, needles)))
             long_shapes = bytearray(shapes)
             for i in compress(range(len(cut)), cut):
@@ -147,30 +156,9 @@ class Literals(Floods):
         else:
             short = needles
         self._shapes = shapes
-        self._prefixes, self._prefix_ids, self._prefix_one = _prefix_ids(prefixes)
-        # Needle i stands for rule i. When needles repeat, the automaton is
-        # given each once: ``_first`` maps it to its first rule, and rules
-        # sharing a needle are chained through ``_next`` (rule -> next rule
-        # with its needle, or -1); ``_needle_of`` maps a rule to its needle.
-        # Distinct needles (a hostile file's) need none of these arrays.
-        ids = dict(zip(reversed(short), range(len(short) - 1, -1, -1), strict=True))
-        self._first: array[int] | None = None
-        self._next: array[int] | None = None
-        self._needle_of: array[int] | None = None
-        if len(ids) < len(short):
-            firsts = list(map(ids.__getitem__, short))
-            following = array("i", [-1]) * len(short)
-            # Only the rules that repeat a needle are chained in Python.
-            for i in compress(range(len(short)), map(int.__ne__, firsts, range(len(short)))):
-                first = firsts[i]
-                following[i] = following[first]
-                following[first] = i
-            self._next = following
-            # The automaton numbers needles in ``ids`` order: map to rules.
-            self._first = array("i", ids.values())
-            number = dict(zip(ids.values(), range(len(ids)), strict=True))
-            self._needle_of = array("i", map(number.__getitem__, firsts))
-            short = list(ids)
+        self._prefixes, self._prefix_ids, self._prefix_one = prefix_ids(prefixes)
+        # Needle i stands for rule i, unless some repeat (see .windows.by_text).
+        ids, self._first, self._next, self._needle_of, short = by_text(short)
         self._overlap = min(longest, NEEDLE) - 1
         # Needles of one repeated character: found from the path's runs, not
         # by the automaton (built from the others, ``_kept``: automaton
@@ -189,8 +177,14 @@ class Literals(Floods):
         self._weight = AUTOMATON_BYTES_PER_CHAR * len(self._needles)
         self._weight += min(len(codes), _CACHED) * _PATTERN_BYTES
         self._automaton: AhoCorasick | None = None
-        # Built on the first check, from these (no need to split the string).
+        # Built on the first check that needs it, from these (no need to split the string).
         self._unbuilt: list[str] | None = short
+        # Needles of few lengths: a short path's are looked up instead (see .windows).
+        self._sizes = Windows.sizes_for(lengths)
+        self._windows: Windows | None = None
+        if self._sizes is not None:
+            self._windows = Windows(short, self._periodic or (), self._sizes, ids)
+            automata.admit(self, self._windows.weight, built=False)
 
     def _leave_periodic(self, periodic: dict[int, tuple[str, int]], count: int) -> None:
         """Leave ``periodic`` needles (index -> (root, length)) to :class:`.Runs`."""
@@ -236,15 +230,17 @@ class Literals(Floods):
             needles, store_patterns=False, implementation=Implementation.ContiguousNFA
         )
         self._automaton = automaton
+        self._windows = None  # the automaton finds what they would
         automata.admit(self, self._weight)
         return automaton
 
     def drop_automaton(self) -> None:
-        """Called by the process's cache: let the automaton go (built again when needed).
-
-        What was read again goes with it: it is weighed with it.
-        """
+        """Called by the process's cache: let the automaton (or the needles looked
+        up) go, made again when needed. What was read again goes with it: it is
+        weighed with it."""
         self._automaton = None
+        self._windows = None
+        self._unbuilt = None
         self._cache = {}
         self._order = None
         self._split = None
@@ -269,6 +265,13 @@ class Literals(Floods):
         kept = self._kept
         if kept is not None and not kept:
             return {}, None
+        sizes = self._sizes
+        if (
+            sizes is not None
+            and self._automaton is None
+            and windows_in(len(path), sizes) <= WINDOWS
+        ):
+            return self._looked_up(path, sizes), None
         pieces = iter(split(path, self._overlap))
         found: Found = {}
         find = self._matcher().find_matches_as_indexes
@@ -279,6 +282,18 @@ class Literals(Floods):
         # Stopped past the budget: the rest is read only if the rules cannot be
         # decided without it (see _walk).
         return found, list(pieces)
+
+    def _looked_up(self, path: str, sizes: tuple[int, ...]) -> Found:
+        """The needles in a short ``path``, from the dict of them (made again if taken back)."""
+        windows = self._windows
+        if windows is None:
+            windows = self._windows = Windows(
+                self._needles.split("\n"), self._periodic or (), sizes
+            )
+            automata.admit(self, windows.weight, built=False)
+        else:
+            automata.touch(self)
+        return windows.found(path)
 
     def _prefixed(self, path: str) -> set[int] | None:
         """Ids of the prefixes ``path`` starts with; ``None``: every rule's prefix is a root one."""
@@ -381,20 +396,3 @@ class Literals(Floods):
             return prefix - ROOT  # "" or "/"
         prefixes = self._prefixes
         return 0 if prefixes is None else len(prefixes.items[prefix])
-
-
-def _prefix_ids(
-    prefixes: list[str],
-) -> tuple[PrefixSet[str] | None, array[int] | None, int]:
-    """The distinct prefixes other than ``""`` and ``/``, and each rule's prefix id.
-
-    When every rule has the same prefix, no array: that one id.
-    """
-    distinct = set(prefixes)
-    roots = {"": ROOT, "/": SLASH}
-    items = sorted(distinct - roots.keys())
-    roots.update(zip(items, range(len(items)), strict=True))
-    found = PrefixSet(items) if items else None
-    if len(distinct) == 1:
-        return found, None, roots[prefixes[0]]
-    return found, array("i", map(roots.__getitem__, prefixes)), SLASH

@@ -12,7 +12,10 @@ from array import array
 from bisect import bisect_right
 from typing import AnyStr, Generic
 
-__all__ = ["PrefixSet"]
+__all__ = ["ROOT", "SLASH", "PrefixSet", "prefix_ids"]
+
+ROOT, SLASH = -2, -1
+"""Prefix ids of rules whose text before the ``*`` is empty, or ``/``: every path has it."""
 
 _UNKNOWN = -2
 _SHORT = 1 << 15  # below this many items, indexes fit in two bytes
@@ -80,3 +83,20 @@ class PrefixSet(Generic[AnyStr]):
             found.append(i)
             i = self.parent(i)
         return found
+
+
+def prefix_ids(
+    prefixes: list[str],
+) -> tuple[PrefixSet[str] | None, array[int] | None, int]:
+    """The distinct prefixes other than ``""`` and ``/``, and each rule's prefix id.
+
+    When every rule has the same prefix, no array: that one id.
+    """
+    distinct = set(prefixes)
+    roots = {"": ROOT, "/": SLASH}
+    items = sorted(distinct - roots.keys())
+    roots.update(zip(items, range(len(items)), strict=True))
+    found = PrefixSet(items) if items else None
+    if len(distinct) == 1:
+        return found, None, roots[prefixes[0]]
+    return found, array("i", map(roots.__getitem__, prefixes)), SLASH
