@@ -91,11 +91,6 @@ class Decisions:
         self.by_url: dict[str, Answer] = {}
         """By URL: see :data:`Answer`."""
 
-    def origin(self, url: str) -> str | None:
-        """The origin of ``url`` if it has an answer here (a duplicate: no need to compute it)."""
-        answer = self.by_url.get(url)
-        return None if answer is None else answer[4]
-
     def get(self, url: str, entry: Entry, agent: str) -> Decision | None:
         answer = self.by_url.get(url)
         if answer is None:

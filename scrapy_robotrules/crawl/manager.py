@@ -206,7 +206,7 @@ class RobotsManager:
         url = request.url
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
-        origin = self.answers.origin(url) or origin_for(request)  # known for a duplicate
+        origin = origin_for(request)
         return self._decide(origin, url, request, self.db.store.get(origin))
 
     async def decide(self, request: Request) -> Decision:
