@@ -20,6 +20,7 @@ from importlib import import_module
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from pydispatch.dispatcher import getAllReceivers  # type: ignore[import-untyped]
 from scrapy import signals as scrapy_signals
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -125,10 +126,8 @@ async def sleep(seconds: float) -> None:
 
 
 async def download(crawler: Crawler, request: Request) -> Response:
-    """Download ``request`` through the downloader middlewares, outside the scheduler.
-
-    2.14+: ``engine.download_async()``; 2.13: ``engine.download()``, a Deferred.
-    """
+    """Download through the downloader middlewares, outside the scheduler (2.14+:
+    ``engine.download_async()``; 2.13: ``engine.download()``, a Deferred)."""
     running = engine(crawler)
     if running is None:
         raise RuntimeError(f"No crawl is running to download {request}")
@@ -142,7 +141,11 @@ async def send_signal(crawler: Crawler, signal: object, **kwargs: Any) -> None:
     """Send ``signal`` and wait for its asynchronous handlers; their errors are logged.
 
     2.14+: ``signals.send_catch_log_async()``; 2.13: ``send_catch_log_deferred()``.
+    Not at all without a receiver (PyDispatcher's, for ``signals.sender``): a
+    send costs tens of thousands of instructions, one per robots.txt fetched.
     """
+    if next(iter(getAllReceivers(crawler.signals.sender, signal)), None) is None:
+        return
     send_async = getattr(crawler.signals, "send_catch_log_async", None)
     if send_async is not None:
         await send_async(signal=signal, **kwargs)
@@ -171,10 +174,7 @@ def failing_start(crawler: Crawler) -> Iterator[None]:
 
 
 def engine(crawler: Crawler) -> ExecutionEngine | None:
-    """The crawler's engine, or ``None`` before the crawl starts (and in unit tests).
-
-    ``crawler.engine`` is ``None`` until then up to 2.17; from 2.18 reading it raises.
-    """
+    """The engine, or ``None`` before the crawl (2.17-: ``None`` until then; 2.18+: raises)."""
     try:
         return cast("ExecutionEngine | None", crawler.engine)
     except RuntimeError:

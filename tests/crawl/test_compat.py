@@ -395,6 +395,35 @@ async def test_a_signal_sent_waits_for_its_asynchronous_handlers(mockserver: Moc
     assert events == ["async 1", "sent"]
 
 
+@async_test
+async def test_a_signal_without_receivers_is_not_dispatched(mockserver: MockServer) -> None:
+    signal, other = object(), object()
+    sent: list[object] = []
+    heard: list[int] = []
+
+    async def probe(crawler: Crawler, response: Response) -> None:
+        manager = crawler.signals
+        for name in ("send_catch_log_async", "send_catch_log_deferred"):
+            real = getattr(manager, name, None)
+            if real is not None:
+
+                def recording(real: Any = real, **kwargs: Any) -> Any:
+                    sent.append(kwargs["signal"])
+                    return real(**kwargs)
+
+                setattr(manager, name, recording)
+        def listener(**kwargs: Any) -> None:
+            heard.append(kwargs["value"])
+
+        crawler.signals.connect(listener, signal=other)  # weakly: held by this scope
+        await compat.send_signal(crawler, signal, value=1)  # nobody listens
+        await compat.send_signal(crawler, other, value=2)
+
+    await probe_crawl(mockserver, probe)
+    assert [each for each in sent if each in (signal, other)] == [other]
+    assert heard == [2]
+
+
 # Timers.
 
 
