@@ -412,6 +412,7 @@ async def test_a_signal_without_receivers_is_not_dispatched(mockserver: MockServ
                     return real(**kwargs)
 
                 setattr(manager, name, recording)
+
         def listener(**kwargs: Any) -> None:
             heard.append(kwargs["value"])
 
@@ -518,12 +519,16 @@ def test_a_requests_header_is_read_without_building_its_headers() -> None:
     assert lazy == (SCRAPY_VERSION >= (2, 15))
     if lazy:
         assert bare._headers is None  # still not built
+        assert compat.request_headers(bare) is None
+    else:
+        assert compat.request_headers(bare) is bare.headers
     named = Request("http://site.test/a", headers={"user-agent": ["first", "Bot/2"]})
     assert compat.request_header(named, b"User-Agent") == named.headers.get(b"User-Agent")
     assert compat.request_header(named, b"User-Agent") == b"Bot/2"
     named.headers[b"User-Agent"] = b"Other/1"  # set after the request was made
     assert compat.request_header(named, b"User-Agent") == b"Other/1"
     assert compat.request_header(named, b"Accept") is None
+    assert compat.request_headers(named) is named.headers
 
 
 # Spider output judged from the moment a middleware asks.
