@@ -21,7 +21,8 @@ Variants, with the same settings otherwise (``_crawler.COMMON_SETTINGS``):
 of ``--rounds`` (3) rounds, the order rotating, and each variant's median is
 reported. Target (issue 13): ours per page <= built-in per page (ratio at
 most 1.00). The robots layer's own share is each variant's figure minus the
-floor's.
+floor's. Also printed: the median of each round's own ratio (ours over the
+built-in run next to it), which a machine whose load drifts moves less.
 
 ``--profile FILE`` then crawls once more with ``ours`` under cProfile (the
 crawler's main thread) and writes its statistics to FILE, and the built-in's
@@ -240,6 +241,14 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
             f"ours / built-in CPU per page: {value:.3f} (target <= {TARGET:.2f}: {verdict}); "
             f"built-in {builtin:.2f} ms, ours {ours:.2f} ms"
         )
+        paired = _paired_ratios(results)
+        if paired:
+            lines.append(
+                "paired: the rounds' own ours / built-in ratios, median"
+                f" {statistics.median(paired):.3f}"
+                f" (range {min(paired):.3f}-{max(paired):.3f}; steadier on a busy machine, where"
+                " load drifts between rounds more than within one)"
+            )
         if floor is not None:
             mine, theirs = ours - floor, builtin - floor
             share = f"{mine / theirs:.2f}x" if theirs > 0 else "n/a"
@@ -252,6 +261,16 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         f"{args.sites:,} sites x {args.pages} pages, each page linking to every page of its site"
     )
     return lines
+
+
+def _paired_ratios(results: dict[str, list[dict[str, Any]]]) -> list[float]:
+    """Ours over the built-in within each round both completed."""
+    builtin = {r["round"]: r["ms_per_page"] for r in results["builtin"] if r["ms_per_page"]}
+    return [
+        r["ms_per_page"] / builtin[r["round"]]
+        for r in results["ours"]
+        if r["ms_per_page"] and r["round"] in builtin
+    ]
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -298,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             failures.append(f"round {n + 1} {variant}: {err}")
                             progress(f"  failed: {err}")
                             continue
+                        answer["round"] = n
                         results[variant].append(answer)
                         progress(
                             f"  {answer['pages']} pages, {answer['cpu']:.2f} s CPU, "

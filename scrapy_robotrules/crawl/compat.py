@@ -20,6 +20,8 @@ from importlib import import_module
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from pydispatch.dispatcher import getAllReceivers  # type: ignore[import-untyped]
+from scrapy import Request as _Request
 from scrapy import signals as scrapy_signals
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
     from scrapy.core.scheduler import BaseScheduler
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
+    from scrapy.http import Headers, Response
     from scrapy.settings import BaseSettings
     from twisted.internet.base import DelayedCall, ReactorBase
 
@@ -55,6 +57,7 @@ __all__ = [
     "limit_jitter",
     "on_scheduler_close",
     "request_header",
+    "request_headers",
     "request_url",
     "scheduler",
     "send_signal",
@@ -68,17 +71,17 @@ request_url: Callable[[Request], str] = attrgetter("_url")
 """``request.url`` without a call of its property (2.13 to 2.19 keep it in ``_url``)."""
 
 
-def request_header(request: Request, name: bytes) -> bytes | None:
-    """The last value of header ``name`` (title-cased bytes), as ``Headers.get``, but cheaper.
+request_headers: Callable[[Request], Headers | None] = attrgetter(
+    "_headers" if "_headers" in getattr(_Request, "__slots__", ()) else "headers"
+)
+"""A request's headers, ``None`` while none were set: 2.15+ builds ``Headers`` on first
+use (microseconds a duplicate offer need not pay), and keeps them in ``_headers``."""
 
-    Scrapy 2.15+ builds a request's ``Headers`` on first use (microseconds a
-    duplicate offer need not pay); read as a plain dict, without normalising.
-    """
-    headers: Any = getattr(request, "_headers", request)  # older: built with the request
-    if headers is None:
-        return None
-    headers = request.headers if headers is request else headers
-    values: list[bytes] | None = dict.get(headers, name)  # no cast(): a call per offer
+
+def request_header(request: Request, name: bytes) -> bytes | None:
+    """The last value of header ``name`` (title-cased), read as :data:`request_headers`."""
+    headers = request_headers(request)
+    values: list[bytes] | None = None if headers is None else dict.get(headers, name)
     return values[-1] if values else None
 
 
@@ -125,10 +128,8 @@ async def sleep(seconds: float) -> None:
 
 
 async def download(crawler: Crawler, request: Request) -> Response:
-    """Download ``request`` through the downloader middlewares, outside the scheduler.
-
-    2.14+: ``engine.download_async()``; 2.13: ``engine.download()``, a Deferred.
-    """
+    """Download through the downloader middlewares, outside the scheduler (2.14+:
+    ``engine.download_async()``; 2.13: ``engine.download()``, a Deferred)."""
     running = engine(crawler)
     if running is None:
         raise RuntimeError(f"No crawl is running to download {request}")
@@ -142,7 +143,11 @@ async def send_signal(crawler: Crawler, signal: object, **kwargs: Any) -> None:
     """Send ``signal`` and wait for its asynchronous handlers; their errors are logged.
 
     2.14+: ``signals.send_catch_log_async()``; 2.13: ``send_catch_log_deferred()``.
+    Not at all without a receiver (PyDispatcher's, for ``signals.sender``): a
+    send costs tens of thousands of instructions, one per robots.txt fetched.
     """
+    if next(iter(getAllReceivers(crawler.signals.sender, signal)), None) is None:
+        return
     send_async = getattr(crawler.signals, "send_catch_log_async", None)
     if send_async is not None:
         await send_async(signal=signal, **kwargs)
@@ -171,10 +176,7 @@ def failing_start(crawler: Crawler) -> Iterator[None]:
 
 
 def engine(crawler: Crawler) -> ExecutionEngine | None:
-    """The crawler's engine, or ``None`` before the crawl starts (and in unit tests).
-
-    ``crawler.engine`` is ``None`` until then up to 2.17; from 2.18 reading it raises.
-    """
+    """The engine, or ``None`` before the crawl (2.17-: ``None`` until then; 2.18+: raises)."""
     try:
         return cast("ExecutionEngine | None", crawler.engine)
     except RuntimeError:

@@ -121,10 +121,15 @@ def _inflate(body: bytes, wbits: int, limit: int, *, raw_fallback: bool) -> byte
     return bytes(out)
 
 
+_FRESHNESS_HEADERS = (b"Cache-Control", b"Expires", b"Date", b"Age")
+"""The headers :func:`.freshness_lifetime` reads."""
+
+
 def response_headers(response: Response) -> dict[str, str]:
-    """A response's headers as text, for the freshness rules."""
+    """A response's freshness headers as text (only those: one fetch reads them once)."""
+    headers = response.headers
     return {
-        key.decode("latin-1"): value.decode("latin-1")
-        for key in response.headers
-        if (value := response.headers.get(key)) is not None
+        name.decode("latin-1"): value.decode("latin-1")
+        for name in _FRESHNESS_HEADERS
+        if (value := headers.get(name)) is not None
     }

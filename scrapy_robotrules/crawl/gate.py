@@ -90,11 +90,13 @@ class Gate:
             if answer is not None and answer[5] and not meta.get("dont_obey_robotstxt"):
                 fetched_at, identity, agent, _, origin, _ = answer
                 entry = self._store.get(origin)
+                headers = compat.request_headers(request) if self._request_agents else None
                 if (
                     entry is not None
                     and id(entry) == identity
                     and entry.fetched_at == fetched_at
-                    and not (self._request_agents and compat.request_header(request, b"User-Agent"))
+                    # No User-Agent of its own to ask about (Headers: a dict of normalised names).
+                    and (headers is None or not dict.get(headers, b"User-Agent"))
                 ):
                     meta[OFFERED] = meta[DECIDED] = url
                     meta[RULES] = (url, origin, fetched_at, identity, None, agent)

@@ -395,6 +395,36 @@ async def test_a_signal_sent_waits_for_its_asynchronous_handlers(mockserver: Moc
     assert events == ["async 1", "sent"]
 
 
+@async_test
+async def test_a_signal_without_receivers_is_not_dispatched(mockserver: MockServer) -> None:
+    signal, other = object(), object()
+    sent: list[object] = []
+    heard: list[int] = []
+
+    async def probe(crawler: Crawler, response: Response) -> None:
+        manager = crawler.signals
+        for name in ("send_catch_log_async", "send_catch_log_deferred"):
+            real = getattr(manager, name, None)
+            if real is not None:
+
+                def recording(real: Any = real, **kwargs: Any) -> Any:
+                    sent.append(kwargs["signal"])
+                    return real(**kwargs)
+
+                setattr(manager, name, recording)
+
+        def listener(**kwargs: Any) -> None:
+            heard.append(kwargs["value"])
+
+        crawler.signals.connect(listener, signal=other)  # weakly: held by this scope
+        await compat.send_signal(crawler, signal, value=1)  # nobody listens
+        await compat.send_signal(crawler, other, value=2)
+
+    await probe_crawl(mockserver, probe)
+    assert [each for each in sent if each in (signal, other)] == [other]
+    assert heard == [2]
+
+
 # Timers.
 
 
@@ -489,12 +519,16 @@ def test_a_requests_header_is_read_without_building_its_headers() -> None:
     assert lazy == (SCRAPY_VERSION >= (2, 15))
     if lazy:
         assert bare._headers is None  # still not built
+        assert compat.request_headers(bare) is None
+    else:
+        assert compat.request_headers(bare) is bare.headers
     named = Request("http://site.test/a", headers={"user-agent": ["first", "Bot/2"]})
     assert compat.request_header(named, b"User-Agent") == named.headers.get(b"User-Agent")
     assert compat.request_header(named, b"User-Agent") == b"Bot/2"
     named.headers[b"User-Agent"] = b"Other/1"  # set after the request was made
     assert compat.request_header(named, b"User-Agent") == b"Other/1"
     assert compat.request_header(named, b"Accept") is None
+    assert compat.request_headers(named) is named.headers
 
 
 # Spider output judged from the moment a middleware asks.
