@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from scrapy_robotrules import MemoryStore, RobotRules, RobotsTxt
 from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.index import literals
+from scrapy_robotrules.engine.index import literals, windows
 from scrapy_robotrules.engine.patterns import Pattern
 from scrapy_robotrules.engine.precedence import AllowFirst, FirstMatch, MostSpecific
 from scrapy_robotrules.engine.robotstxt import Group
@@ -353,9 +353,9 @@ def test_a_flood_without_a_period_is_not_read_to_its_end(
     """Nested needles with no period report up to 15 times a character: past the flood's
     budget, the rules are walked in rank order from what was read (300 absent ones
     first, searched for in the unread end) instead of reading on."""
-    windows, text = window_lines()
+    nested, text = window_lines()
     absent = [f"Allow: /*{'z' * 30}{i:04}" for i in range(300)]
-    lines = absent + windows
+    lines = absent + nested
     path = window_path(text, 20_000, seed=1)
     reports, _, tried = check_counted(monkeypatch, parsed(lines), lines, path, mode)
     assert (reports < 3 * len(path), tried) == (True, 0), (reports, tried)
@@ -385,7 +385,7 @@ def test_a_flood_walked_in_rank_order_decides_as_the_reference(
     path = "".join(rnd.choices("abcx/", weights=[5, 5, 3, 1, 1], k=rnd.randint(400, 2500)))
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(literals, "FLOOD_REPORTS", flood)
-        patched.setattr(literals, "WINDOWS", -1)  # the automaton, even for a short path
+        patched.setattr(windows, "WINDOWS", -1)  # the automaton, even for a short path
         check_document(RobotsTxt, content, None, ["FooBot"], ["/x" + path, "/c" + path + "a"])
 
 
@@ -447,7 +447,7 @@ def test_periodic_needles_decide_as_the_reference(
     path = "/x" + text[: len(text) - cut]
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(literals, "FLOOD_REPORTS", -(10**9))
-        patched.setattr(literals, "WINDOWS", -1)  # the automaton, even for a short path
+        patched.setattr(windows, "WINDOWS", -1)  # the automaton, even for a short path
         check_document(RobotsTxt, content, None, ["FooBot"], [path, path + "b", "/b" + path])
 
 

@@ -1,8 +1,10 @@
-"""A short path's needles are looked up in a dict, not searched for by an automaton (issue 12).
+"""A short path's needles are looked up in a dict until an automaton would cost less (issue 12).
 
 Building the automaton over a hostile file's needles was a third of its
-first check. Work is counted, never timed: the automata built. Needles
-found either way decide as the reference oracle says.
+first check; looking up every window of every later check cost ten times
+what the automaton then does. Work is counted, never timed: the automata
+built, the windows looked up. Needles found either way decide as the
+reference oracle says.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from hypothesis import strategies as st
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.index import literals, windows
 from scrapy_robotrules.engine.index.automata import AutomatonCache
+from scrapy_robotrules.engine.index.pieces import Found
 
 ALNUM = string.ascii_letters + string.digits
 
@@ -40,8 +43,8 @@ def cache(monkeypatch: pytest.MonkeyPatch) -> AutomatonCache:
     return own
 
 
-def random_path(length: int) -> str:
-    return "/" + "".join(random.Random(length).choices(ALNUM, k=length - 1))
+def random_path(length: int, seed: int = 0) -> str:
+    return "/" + "".join(random.Random(length + seed).choices(ALNUM, k=length - 1))
 
 
 @pytest.mark.parametrize("sizes", [(8,), (19,), (6, 9)])
@@ -59,6 +62,40 @@ def test_paths_up_to_the_url_length_limit_build_no_automaton(
     # A longer path builds it once; shorter ones then use it too.
     assert robots.allowed(random_path(windows.WINDOWS + 64), "bot")
     assert not robots.allowed(f"/x{needle}y", "bot")
+    assert cache.built == 1
+
+
+def test_short_checks_look_up_windows_until_the_automaton_would_cost_less(
+    cache: AutomatonCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rent or buy: one short check builds nothing; many build the automaton once, after
+    looking up no more windows than its construction is worth, and then look up none."""
+    looked_up: list[int] = []  # windows of each path looked up
+    found = windows.Windows.found
+
+    def counted(self: windows.Windows, path: str) -> Found | None:
+        answer = found(self, path)
+        looked_up.append(0 if answer is None else windows.windows_in(len(path), (8,)))
+        return answer
+
+    monkeypatch.setattr(windows.Windows, "found", counted)
+    body = hostile_file()
+    needles = [line.split(b"*")[1].decode() for line in body.split(b"\n")[1:-1]]
+    robots = RobotsTxt.parse(body)
+    assert robots.allowed(random_path(windows.SHORT_PATH), "bot")
+    assert cache.built == 0
+    assert looked_up == [windows.SHORT_PATH - 8 + 1]
+    budget = windows.build_cost(len("\n".join(needles)))
+    checks = 2 * budget // windows.SHORT_PATH
+    for seed in range(1, checks):
+        assert robots.allowed(random_path(windows.SHORT_PATH, seed), "bot")
+    assert cache.built == 1
+    assert budget - windows.SHORT_PATH < sum(looked_up) <= budget
+    calls = len(looked_up)
+    for seed in range(checks, checks + 20):
+        assert robots.allowed(random_path(windows.SHORT_PATH, seed), "bot")
+        assert not robots.allowed(random_path(windows.SHORT_PATH, seed)[:-9] + needles[seed], "bot")
+    assert len(looked_up) == calls
     assert cache.built == 1
 
 
@@ -101,7 +138,7 @@ few_lengths = st.lists(
 
 @settings(max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    way=st.sampled_from(["looked up", "automaton"]),
+    way=st.sampled_from(["looked up", "automaton", "looked up, then automaton"]),
     lines=few_lengths,
     robots_url=st.sampled_from(ROBOTS_URLS),
     data=st.data(),
@@ -115,9 +152,12 @@ def test_needles_found_either_way_decide_as_the_reference(
     # And a longer path holding several of them.
     targets = [*data.draw(near), "http://example.com/" + "".join(data.draw(near)) * 3]
     with pytest.MonkeyPatch.context() as patched:
-        if way == "looked up":
-            patched.setattr(windows, "WINDOWS", 10**9)
-            patched.setattr(literals, "WINDOWS", 10**9)
+        # The third way switches from the first to the second midway (at the default
+        # budget: an automaton over a few hundred characters costs a few checks).
+        if way == "automaton":
+            patched.setattr(windows, "WINDOWS", -1)
         else:
-            patched.setattr(literals, "WINDOWS", -1)
+            patched.setattr(windows, "WINDOWS", 10**9)
+        if way == "looked up":
+            patched.setattr(windows, "BUILD_WINDOWS_PER_CHAR", 10**9)
         check_document(RobotsTxt, content, robots_url, ["FooBot"], targets)

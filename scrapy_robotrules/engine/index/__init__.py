@@ -4,7 +4,7 @@
 :mod:`.prefixes` finds plain prefix rules by bisection, :mod:`.wildcards`
 buckets wildcard rules by the text before their ``*``, and :mod:`.literals`
 finds many of them at once with an Aho-Corasick automaton (a short path's
-are looked up instead, :mod:`.windows`). Which matching
+are looked up instead while that costs less, :mod:`.windows`). Which matching
 rule wins is not decided here: :mod:`..precedence` says it.
 """
 

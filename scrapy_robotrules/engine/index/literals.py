@@ -38,7 +38,7 @@ from .floods import Floods
 from .pieces import Found, read, split
 from .prefixes import ROOT, SLASH, prefix_ids
 from .runs import Runs, finder, periodic_needles, unary_needles
-from .windows import WINDOWS, Windows, by_text, windows_in
+from .windows import Windows, by_text
 
 __all__ = ["AUTOMATON_MIN", "FLOOD_REPORTS", "ROOT", "SLASH", "Literals"]
 
@@ -183,7 +183,8 @@ class Literals(Floods):
         self._sizes = Windows.sizes_for(lengths)
         self._windows: Windows | None = None
         if self._sizes is not None:
-            self._windows = Windows(short, self._periodic or (), self._sizes, ids)
+            chars = len(self._needles)
+            self._windows = Windows(short, self._periodic or (), self._sizes, chars, ids)
             automata.admit(self, self._windows.weight, built=False)
 
     def _leave_periodic(self, periodic: dict[int, tuple[str, int]], count: int) -> None:
@@ -265,13 +266,10 @@ class Literals(Floods):
         kept = self._kept
         if kept is not None and not kept:
             return {}, None
-        sizes = self._sizes
-        if (
-            sizes is not None
-            and self._automaton is None
-            and windows_in(len(path), sizes) <= WINDOWS
-        ):
-            return self._looked_up(path, sizes), None
+        if self._sizes is not None and self._automaton is None:
+            looked_up = self._looked_up(path, self._sizes)
+            if looked_up is not None:
+                return looked_up, None
         pieces = iter(split(path, self._overlap))
         found: Found = {}
         find = self._matcher().find_matches_as_indexes
@@ -283,13 +281,15 @@ class Literals(Floods):
         # decided without it (see _walk).
         return found, list(pieces)
 
-    def _looked_up(self, path: str, sizes: tuple[int, ...]) -> Found:
-        """The needles in a short ``path``, from the dict of them (made again if taken back)."""
-        windows = self._windows
+    def _looked_up(self, path: str, sizes: tuple[int, ...]) -> Found | None:
+        """The needles in a short ``path``, from the dict of them (made again if taken
+        back), while that costs less than the automaton would (else ``None``: .windows)."""
+        windows, chars = self._windows, len(self._needles)
         if windows is None:
-            windows = self._windows = Windows(
-                self._needles.split("\n"), self._periodic or (), sizes
-            )
+            if not Windows.worth(len(path), sizes, chars):
+                return None
+            windows = Windows(self._needles.split("\n"), self._periodic or (), sizes, chars)
+            self._windows = windows
             automata.admit(self, windows.weight, built=False)
         else:
             automata.touch(self)

@@ -1,16 +1,20 @@
-"""A short path's needles looked up in a dict, window by window: no automaton (SPEC 4; issue 12).
+"""A short path's needles looked up in a dict until an automaton pays (SPEC 4; issue 12).
 
-Building the automaton over a hostile file's 24,000 needles costs about
-12 ms, a third of its first check, whatever the path. A path of ``L``
-characters holds ``L - n + 1`` windows of each needle length ``n``: looked
+Building the automaton over a hostile file's 24,000 needles costs 12 to
+20 ms, as much as the rest of its first check, whatever the path. A path
+of ``L`` characters holds ``L - n + 1`` windows of each needle length ``n``: looked
 up in a dict of the needles (which the index makes anyway, to find the
 repeated ones), a path of Scrapy's default URL length limit (2,083
-characters) costs about 0.2 ms for needles of one length. So when the
-needles are of few lengths, a path of at most :data:`WINDOWS` windows is
-answered this way, and the automaton is built for the first longer path
-only: a crawl that keeps to that limit never builds it. Files whose
-needles are of more lengths build it on their first check, as before:
-else a 2,083-character path after a short first one would pay for it.
+characters) costs about 0.2 ms for needles of one length, ten times what
+the automaton then costs. So the choice is rent or buy (ski rental): when
+the needles are of few lengths, a path of at most :data:`WINDOWS` windows is
+looked up while the windows looked up so far, this path's included, cost
+less than building the automaton would (:func:`build_cost`); past that, or
+for a longer path, the automaton is built and used from then on. A file
+checked a few times never builds it; one checked thousands of times pays at
+most about twice what the better of the two would have cost it. Files whose
+needles are of more lengths build it on their first check, as before: else
+a 2,083-character path after a short first one would pay for it.
 """
 
 from __future__ import annotations
@@ -21,13 +25,31 @@ from itertools import compress, repeat
 
 from .pieces import Found
 
-__all__ = ["SHORT_PATH", "WINDOWS", "Windows", "by_text", "windows_in"]
+__all__ = [
+    "BUILD_WINDOWS_PER_CHAR",
+    "SHORT_PATH",
+    "WINDOWS",
+    "Windows",
+    "build_cost",
+    "by_text",
+    "windows_in",
+]
 
 SHORT_PATH = 2083
-"""Paths up to this long (Scrapy's default ``URLLENGTH_LIMIT``) never build an automaton
-for a file whose needles are looked up (see :func:`Windows.sizes_for`)."""
+"""Paths up to this long (Scrapy's default ``URLLENGTH_LIMIT``) are looked up, for a file
+whose needles are (see :func:`Windows.sizes_for`), until the automaton would cost less."""
 WINDOWS = 2 * SHORT_PATH
 """Windows a path may hold to be looked up (0.4 ms at most); a longer one builds the automaton."""
+BUILD_WINDOWS_PER_CHAR = 0.75
+"""Windows looked up that cost as much as one character of needles built into the automaton.
+
+Timed (best of five, 500 KiB hostile files): a window costs 100 to 115 ns,
+the automaton 47 to 103 ns per character of its needles (the most for
+random ASCII letters, the least for percent-encoded ones, whose escapes
+share their states): 0.46 to 0.99 windows per character, so this estimate
+is off by less than a factor of 1.7 either way. (Callgrind's instruction
+counts say 0.23 to 0.37: the construction runs fewer instructions a
+nanosecond than the lookups, so time, not instructions, calibrates this.)"""
 # What a needle weighs in the dict and its list, besides its characters (an upper estimate).
 _BYTES_PER_NEEDLE = 160
 
@@ -37,30 +59,41 @@ def windows_in(length: int, sizes: Iterable[int]) -> int:
     return sum(max(0, length - size + 1) for size in sizes)
 
 
+def build_cost(chars: int) -> int:
+    """Windows looked up that cost about as much as an automaton over ``chars`` characters."""
+    return int(chars * BUILD_WINDOWS_PER_CHAR)
+
+
 class Windows:
     """The needles by text (text -> index; those left to :class:`.Runs` out), and their lengths.
 
-    ``weight``: bytes held, for the process's cache of automata, which
-    lends this as it lends an automaton (dropped under its budget, made
-    again from the needles on demand).
+    ``looked_up``: windows looked up so far, which may not pass ``budget``
+    (:func:`build_cost` of the needles); made again after the cache took
+    it back, it counts from nought again. ``weight``: bytes held, for the
+    process's cache of automata, which lends this as it lends an automaton
+    (dropped under its budget, made again from the needles on demand).
     """
 
-    __slots__ = ("_lookup", "_sizes", "weight")
+    __slots__ = ("_lookup", "_sizes", "budget", "looked_up", "weight")
 
     def __init__(
         self,
         needles: list[str],
         left_out: Iterable[int],
         sizes: tuple[int, ...],
+        chars: int,
         lookup: dict[str, int] | None = None,
     ) -> None:
-        """``lookup``: each of ``needles`` -> its index, if the caller has it."""
+        """``chars``: what the automaton would be built from; ``lookup``: each of
+        ``needles`` -> its index, if the caller has it."""
         if lookup is None:
             lookup = dict(zip(needles, range(len(needles)), strict=True))
         self._lookup = lookup
         for i in left_out:
             del self._lookup[needles[i]]
         self._sizes = sizes
+        self.budget = build_cost(chars)
+        self.looked_up = 0
         self.weight = len(needles) * _BYTES_PER_NEEDLE + sum(map(len, needles))
 
     @staticmethod
@@ -68,9 +101,19 @@ class Windows:
         """The needle lengths to look up, if a path of :data:`SHORT_PATH` characters can be."""
         return tuple(sorted(lengths)) if windows_in(SHORT_PATH, lengths) <= WINDOWS else None
 
-    def found(self, path: str) -> Found:
+    @staticmethod
+    def worth(length: int, sizes: tuple[int, ...], chars: int) -> bool:
+        """Whether a path of ``length`` is worth making the dict for (not yet made)."""
+        return windows_in(length, sizes) <= min(WINDOWS, build_cost(chars))
+
+    def found(self, path: str) -> Found | None:
         """The needles in ``path``, each with where it was seen last, as the automaton says
-        it (:data:`.pieces.Found`, the whole path being one piece)."""
+        it (:data:`.pieces.Found`, the whole path being one piece); ``None`` if the path
+        holds more than :data:`WINDOWS` windows or the automaton would now cost less."""
+        count = windows_in(len(path), self._sizes)
+        if count > WINDOWS or self.looked_up + count > self.budget:
+            return None
+        self.looked_up += count
         found: Found = {}
         get = self._lookup.get
         for size in self._sizes:
