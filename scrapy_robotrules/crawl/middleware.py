@@ -70,68 +70,67 @@ class RobotRulesMiddleware:
             # Decided (and counted) when it was scheduled, let through for its errback.
             raise decided
         if decided == url:
-            if manager.still_allowed(request) or meta.get(SHADOWED) == url:
-                # Decided (and counted) when it was scheduled, under the rules at hand.
-                if (turn := manager.politeness.pace(request)) is not None:
-                    await turn
+            # Decided (and counted) when it was scheduled: under the rules at hand, or again.
+            held = manager.still_allowed(request) or meta.get(SHADOWED) == url
+            if not held and not await self._recheck(request):
                 return None
-            await self._recheck(request)
-            return None
-        if meta.get(OFFERED) != url:
-            # Never offered to the scheduler: engine.download_async callers.
-            meta[OFFERED] = url
-            self.report.count("offered")
-        verdicts = manager.verdicts
-        try:
-            decision = await manager.decide(request)
-        except RobotsTxtUnreachable as exc:
-            if verdicts.stops(request, exc):
-                self.report.record_drop(request, exc)
-                raise
-            meta[DECIDED] = url  # shadow mode: let through, counted
-            if (turn := manager.politeness.pace(request)) is not None:
-                await turn
-            return None
-        except RobotsTxtNotFetched as exc:
-            self.report.record_drop(request, exc)
-            raise
-        if decision.allowed:
-            self.report.count("allowed")
-            meta[DECIDED] = url
-            if verdicts.trail is not None:
-                verdicts.allowed(request, decision)
-            if (turn := manager.politeness.pace(request)) is not None:
-                await turn
-            return None
-        forbidden = RobotsTxtForbidden(decision.reason)
-        if verdicts.stops(request, forbidden, decision):
-            self.report.record_drop(request, forbidden)
-            raise forbidden
-        meta[DECIDED] = url
+        else:
+            await self._decide(request)
         if (turn := manager.politeness.pace(request)) is not None:
             await turn
         return None
 
-    async def _recheck(self, request: Request) -> None:
+    async def _decide(self, request: Request) -> None:
+        """Decide a request never decided at the gate; raise why it is dropped, if it is.
+
+        ``engine.download_async`` callers' requests, which never meet the scheduler.
+        """
+        meta = request.meta
+        url = request.url
+        if meta.get(OFFERED) != url:
+            meta[OFFERED] = url
+            self.report.count("offered")
+        verdicts = self.manager.verdicts
+        decision = None
+        try:
+            decision = await self.manager.decide(request)
+        except RobotsTxtUnreachable as exc:
+            if verdicts.stops(request, exc):
+                self.report.record_drop(request, exc)
+                raise
+            # shadow mode: let through, counted
+        except RobotsTxtNotFetched as exc:
+            self.report.record_drop(request, exc)
+            raise
+        if decision is not None and decision.allowed:
+            self.report.count("allowed")
+            if verdicts.trail is not None:
+                verdicts.allowed(request, decision)
+        elif decision is not None:
+            forbidden = RobotsTxtForbidden(decision.reason)
+            if verdicts.stops(request, forbidden, decision):
+                self.report.record_drop(request, forbidden)
+                raise forbidden
+        meta[DECIDED] = url
+
+    async def _recheck(self, request: Request) -> bool:
         """The final gate for a request allowed when it was scheduled, under other rules.
 
         Its origin's rules changed since (a refresh, an eviction, stale
         rules): decided again, and counted only if the newer robots.txt now
         forbids it (moved from allowed to forbidden, so the counts still add up).
+        Whether it is then paced: not when no decision could be had.
         """
         manager = self.manager
         try:
             decision = await manager.decide(request)
         except IgnoreRequest:
-            return  # allowed by the rules it was scheduled under
+            return False  # allowed by the rules it was scheduled under
         if decision.allowed:
-            if (turn := manager.politeness.pace(request)) is not None:
-                await turn
-            return
+            return True
         self.report.count("allowed", -1)
         forbidden = RobotsTxtForbidden(decision.reason)
         if manager.verdicts.stops(request, forbidden, decision):
             self.report.record_drop(request, forbidden)
             raise forbidden
-        if (turn := manager.politeness.pace(request)) is not None:
-            await turn
+        return True
