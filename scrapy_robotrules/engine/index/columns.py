@@ -16,9 +16,12 @@ import operator
 from collections import deque
 from functools import partial
 from itertools import accumulate, chain, compress, repeat
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..urls import normalize, normalize_all, normalize_octets
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = [
     "ALWAYS",
@@ -35,6 +38,11 @@ __all__ = [
 
 FIND, ENDS, GENERAL, ALWAYS, EXACT = 0, 1, 2, 3, 4
 """How a path in a rule's bucket is matched: see :func:`.wildcards.shape_of`."""
+
+
+def _picked(columns: tuple[Any, ...], mask: list[bool]) -> Iterator[Any]:
+    """Each of the parallel ``columns`` cut to the rows where ``mask`` is true, same type."""
+    return (type(column)(compress(column, mask)) for column in columns)
 
 
 class StarRules(NamedTuple):
@@ -56,14 +64,7 @@ class StarRules(NamedTuple):
 
     def picked(self, mask: list[bool]) -> StarRules:
         """The rules where ``mask`` is true, in order."""
-        return StarRules(
-            list(compress(self.lines, mask)),
-            list(compress(self.allows, mask)),
-            list(compress(self.prefixes, mask)),
-            list(compress(self.stars, mask)),
-            list(compress(self.pieces, mask)),
-            list(compress(self.anchors, mask)),
-        )
+        return StarRules(*_picked(self, mask))
 
 
 class ManyStars(NamedTuple):
@@ -90,16 +91,7 @@ class ManyStars(NamedTuple):
 
     def picked(self, mask: list[bool]) -> ManyStars:
         """The rules where ``mask`` is true, in order."""
-        return ManyStars(
-            list(compress(self.lines, mask)),
-            list(compress(self.allows, mask)),
-            list(compress(self.prefixes, mask)),
-            list(compress(self.needles, mask)),
-            list(compress(self.priorities, mask)),
-            bytearray(compress(self.shapes, mask)),
-            list(compress(self.tails, mask)),
-            list(compress(self.anchored, mask)),
-        )
+        return ManyStars(*_picked(self, mask))
 
 
 def no_many() -> ManyStars:
