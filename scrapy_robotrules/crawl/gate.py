@@ -21,8 +21,9 @@ deciding; a page that links ten pages of its site is ten offers.
 
 Most offers are duplicates (a page links its site's pages again): one of a
 URL allowed for the crawler's own agent, under the robots.txt entry still
-held, is let through in :meth:`Gate.guarded` itself, in one Python call (each
-call costs about 1,500 CPU instructions, and a page makes ten offers).
+held, is let through in :meth:`Gate.guarded` itself, without building the
+request's headers or deciding it again (about 9,900 CPU instructions an
+offer, against 21,900 through the whole decision path).
 
 A request dropped here without an errback is told of (``request_dropped``)
 on the loop's next turn: one that has an errback by then goes on to the
@@ -100,10 +101,8 @@ class Gate:
                 ):
                     meta[OFFERED] = meta[DECIDED] = url
                     meta[RULES] = (url, origin, fetched_at, identity, None, agent)
-                    report = self._report
-                    report.allowed_again += 1
-                    if not report.flush_due:
-                        report.schedule_flush()
+                    self._report.allowed_again += 1
+                    self._report.schedule_flush()
                     self._crawl(request, *args, **kwargs)
                     return
         if self.admit(request):

@@ -84,11 +84,9 @@ class Reporter:
         """Verdicts counted since the last flush: each offer counts twice, Scrapy's stats
         wrappers cost more than a dict (see ``count``)."""
         self._flush_call: compat.Timer | None = None
-        self.flush_due = False
-        """Whether a flush is scheduled, which counts made now will reach the stats with."""
         self.allowed_again = 0
-        """Offers allowed by an earlier answer, counted by the gate on this plain attribute
-        (no call per offer); each flush adds them to ``offered`` and ``allowed``."""
+        """Offers allowed by an earlier answer, counted by the gate on this plain attribute;
+        each flush adds them to ``offered`` and ``allowed``."""
         self._closed = False
         self.fetches = 0
         """robots.txt fetches completed, whatever their outcome."""
@@ -135,7 +133,7 @@ class Reporter:
         """See that what was counted reaches the stats within ``FLUSH_SECONDS`` (see :meth:`count`).
 
         For the counts kept on plain attributes (:attr:`allowed_again`): call
-        it after counting while :attr:`flush_due` is false.
+        it after counting.
         """
         if self._flush_call is None:
             self._schedule_flush()
@@ -145,14 +143,12 @@ class Reporter:
             self.flush()
         else:
             self._flush_call = compat.call_later(FLUSH_SECONDS, self.flush)
-            self.flush_due = True
 
     def flush(self) -> None:
         """Add the verdicts counted since the last flush to the crawl's stats."""
         if self._flush_call is not None:
             self._flush_call.cancel()
             self._flush_call = None
-        self.flush_due = False
         counts, self._counts = self._counts, defaultdict(int)
         again, self.allowed_again = self.allowed_again, 0
         if again:
