@@ -92,6 +92,8 @@ class Reporter:
         """robots.txt fetches completed, whatever their outcome."""
         self.slowest: tuple[float, str] | None = None
         """The longest fetch so far: seconds, robots.txt URL."""
+        self._evicted: int | None = None
+        """The ``evicted`` stat as last set."""
         self.summary_lines: list[Callable[[], str | None]] = []
         """More lines for the closing summary (the page directives add theirs)."""
         self._waiting = 0
@@ -175,7 +177,9 @@ class Reporter:
         if self.slowest is None or seconds > self.slowest[0]:
             self.slowest = (seconds, url)
         self.set("origins", origins)
-        self.set("evicted", evicted)
+        if evicted != self._evicted:  # rarely moves: one stats call fewer per fetch
+            self._evicted = evicted
+            self.set("evicted", evicted)
 
     def record_drop(self, request: Request, exc: DropReason) -> None:
         """Count a request robots.txt drops, and log why: the one place for both layers."""
