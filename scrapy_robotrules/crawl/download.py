@@ -10,6 +10,9 @@ its place up after :data:`SLOW_FETCH` seconds. A download ends in a
 
 from __future__ import annotations
 
+import re
+import time
+from collections import deque
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
@@ -56,18 +59,25 @@ class Fetched(NamedTuple):
     error: BaseException | None
 
 
+_PLAIN_ROBOTS_URL = re.compile(
+    r"https?://[a-z0-9][a-z0-9.-]*(?::(?:[0-9]{1,4}|[1-5][0-9]{4}))?/robots\.txt\Z"
+)
+"""A robots.txt URL that Scrapy's URL escaping would leave as it is (checked with w3lib's)."""
+
+
 class _Place:
     """A fetch place, given back at the end of the fetch or after SLOW_FETCH seconds."""
 
+    __slots__ = ("places", "started")
+
     def __init__(self, places: DeferredSemaphore) -> None:
         self.places: DeferredSemaphore | None = places
-        self.call = compat.call_later(SLOW_FETCH, self.give_up)
+        self.started = time.monotonic()
 
     def give_up(self) -> None:
         if self.places is not None:
             self.places.release()
             self.places = None
-            self.call.cancel()
 
 
 def _own_allowance(crawler: Crawler) -> AbstractContextManager[None]:
@@ -92,15 +102,56 @@ class Downloader:
         self.reporter = reporter
         self._places = DeferredSemaphore(config.concurrent_fetches)
         """robots.txt downloads under way at once; more wait here, outside the downloader."""
+        self._held: deque[_Place] = deque()
+        """Places taken in the last SLOW_FETCH seconds or so, oldest first (see :meth:`_place`)."""
+        self._slow_call: compat.Timer | None = None
         limit = DOWNLOAD_SIZE_FACTOR * config.max_size
         scrapy_limit = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self.maxsize = min(limit, scrapy_limit) if scrapy_limit > 0 else limit
         """Bytes a robots.txt download (or decompression) may reach before it is refused."""
 
     async def _place(self) -> _Place:
-        """One of the ROBOTRULES_CONCURRENT_FETCHES places, held until done or slow."""
-        await maybe_deferred_to_future(self._places.acquire())
-        return _Place(self._places)
+        """One of the ROBOTRULES_CONCURRENT_FETCHES places, held until done or slow.
+
+        A slow fetch need only give its place up when another waits for
+        one: one timer then, for the oldest place, not one per fetch (a
+        timer costs thousands of CPU instructions, one per origin).
+        """
+        places = self._places
+        self._give_up_slow()
+        acquired = places.acquire()
+        self._time_slow()
+        await maybe_deferred_to_future(acquired)
+        place = _Place(places)
+        self._held.append(place)
+        self._time_slow()
+        return place
+
+    def _give_up_slow(self) -> None:
+        """Places held SLOW_FETCH seconds give up; those given back are forgotten."""
+        held = self._held
+        since = time.monotonic() - SLOW_FETCH
+        while held and (held[0].places is None or held[0].started <= since):
+            held.popleft().give_up()
+
+    def _time_slow(self) -> None:
+        """While a fetch waits for a place, time the oldest place held."""
+        held = self._held
+        if self._slow_call is None and held and self._places.waiting:
+            wait = max(0.0, held[0].started + SLOW_FETCH - time.monotonic())
+            self._slow_call = compat.call_later(wait, self._slow)
+
+    def _slow(self) -> None:
+        self._slow_call = None
+        self._give_up_slow()
+        self._time_slow()
+
+    def _given_back(self, place: _Place) -> None:
+        """``place``'s fetch ended: no more timer once none waits for a place."""
+        place.give_up()
+        if self._slow_call is not None and not self._places.waiting:
+            self._slow_call.cancel()
+            self._slow_call = None
 
     def request(self, url: str, trigger: Request, maxsize: int | None = None) -> Request:
         """The request for ``url``, on behalf of ``trigger`` (its proxy and slot)."""
@@ -118,6 +169,10 @@ class Downloader:
             "download_maxsize": self.maxsize if maxsize is None else maxsize,
             ROBOTS_META: True,
         }
+        if _PLAIN_ROBOTS_URL.match(url):
+            # Already as Scrapy would escape it: not escaped again (w3lib's
+            # safe_url_string is most of the CPU a Request costs to make).
+            meta["verbatim_url"] = True
         for key in ("proxy", "download_slot"):
             if key in trigger.meta:
                 meta[key] = trigger.meta[key]
@@ -143,7 +198,7 @@ class Downloader:
         for hop in range(MAX_REDIRECTS + 1):
             place = await self._place()
             if compat.crawl_closing(self.crawler):
-                place.give_up()
+                self._given_back(place)
                 raise FetchClosing
             inc(f"{prefix}request_count")
             try:
@@ -153,7 +208,7 @@ class Downloader:
                             self.crawler, self.request(url, trigger, maxsize)
                         )
                 finally:
-                    place.give_up()
+                    self._given_back(place)
             except Exception as exc:
                 inc(f"{prefix}exception_count/{type(exc).__name__}")
                 return Fetched(None, url, exc)

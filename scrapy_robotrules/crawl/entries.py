@@ -21,7 +21,7 @@ from ..engine.fetch_policy import Outcome, freshness_lifetime, outcome_for_statu
 from ..engine.robotstxt import RobotsTxt
 from ..engine.stores import CachedStore
 from .content_coding import decode_body, hidden_encoding, response_headers
-from .reporting import logger
+from .reporting import debug_shown, logger
 from .settings import MAX_RETRY_DELAY
 
 if TYPE_CHECKING:
@@ -114,11 +114,13 @@ class Entries:
                 extra=self.reporter.spider,
             )
         state.settle(entry)
-        logger.debug(
-            "robots.txt of %(origin)s: %(outcome)s (HTTP %(status)d), fresh for %(lifetime).0f s",
-            {"origin": state.name, "outcome": outcome, "status": status, "lifetime": lifetime},
-            extra=self.reporter.spider,
-        )
+        if debug_shown():
+            logger.debug(
+                "robots.txt of %(origin)s: %(outcome)s (HTTP %(status)d),"
+                " fresh for %(lifetime).0f s",
+                {"origin": state.name, "outcome": outcome, "status": status, "lifetime": lifetime},
+                extra=self.reporter.spider,
+            )
         return entry
 
     def _archive(self, body: bytes) -> None:

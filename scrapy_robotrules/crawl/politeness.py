@@ -89,8 +89,7 @@ class _Asked(NamedTuple):
 
 def asked_of(robots: RobotsTxt, agent: str, agent_match: str) -> _Asked | None:
     """What ``robots`` asks of ``agent``'s pace, if anything."""
-    crawl_delay = robots.crawl_delay(agent, agent_match)
-    rate = robots.request_rate(agent, agent_match)
+    crawl_delay, rate = robots.pace(agent, agent_match)
     if crawl_delay is None and rate is None:
         return None
     return _Asked(crawl_delay, rate)

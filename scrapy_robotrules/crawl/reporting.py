@@ -68,6 +68,29 @@ def quiet_robots_retries() -> None:
         retry_logger.addFilter(_QuietRobotsRetries())
 
 
+def debug_shown() -> bool:
+    """Whether a DEBUG line of :data:`logger` may reach a handler at all.
+
+    Scrapy leaves loggers' levels unset and gives its handler ``LOG_LEVEL``:
+    ``isEnabledFor(DEBUG)`` then holds, and a line no handler shows is still
+    built (about 56,000 CPU instructions). A logger's filter may change a
+    record: with one, the line is made.
+    """
+    if not logger.isEnabledFor(logging.DEBUG):
+        return False
+    current: logging.Logger | None = logger
+    handlers = False
+    while current is not None:
+        if current.filters:
+            return True
+        for handler in current.handlers:
+            handlers = True
+            if handler.level <= logging.DEBUG:
+                return True
+        current = current.parent if current.propagate else None
+    return not handlers  # none at all: logging's last resort decides
+
+
 def shown(request: Request) -> str:
     """A request as Scrapy shows it (``<GET url>``), without a user name or password."""
     return f"<{request.method} {shown_url(request.url)}>"
@@ -92,6 +115,8 @@ class Reporter:
         """robots.txt fetches completed, whatever their outcome."""
         self.slowest: tuple[float, str] | None = None
         """The longest fetch so far: seconds, robots.txt URL."""
+        self._evicted: int | None = None
+        """The ``evicted`` stat as last set."""
         self.summary_lines: list[Callable[[], str | None]] = []
         """More lines for the closing summary (the page directives add theirs)."""
         self._waiting = 0
@@ -175,7 +200,9 @@ class Reporter:
         if self.slowest is None or seconds > self.slowest[0]:
             self.slowest = (seconds, url)
         self.set("origins", origins)
-        self.set("evicted", evicted)
+        if evicted != self._evicted:  # rarely moves: one stats call fewer per fetch
+            self._evicted = evicted
+            self.set("evicted", evicted)
 
     def record_drop(self, request: Request, exc: DropReason) -> None:
         """Count a request robots.txt drops, and log why: the one place for both layers."""

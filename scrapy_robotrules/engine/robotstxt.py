@@ -32,6 +32,7 @@ from .reading import (
     FileLayout,
     RawGroup,
     count_unknown,
+    extra_items,
     read_bytes,
     read_layout,
     usage_lines,
@@ -319,16 +320,31 @@ class RobotsTxt:
     def _extras(self, agent: str, agent_match: str) -> list[Extras]:
         return [self._group(i).extras() for i in self._selected(agent, agent_match)]
 
+    def pace(self, agent: str, agent_match: str = TOKEN) -> tuple[float | None, RequestRate | None]:
+        """:meth:`crawl_delay` and :meth:`request_rate` at once, the groups selected once.
+
+        A crawler asks both of each file it fetches, and most files have no
+        such line: their groups are then not made at all.
+        """
+        chosen = self._selected(agent, agent_match)
+        bodies = self._bodies
+        if not any(extra_items(bodies[i]) for i in chosen):
+            return None, None
+        extras = [self._group(i).extras() for i in chosen]
+        delays = [m.crawl_delay for m in extras if m.crawl_delay is not None]
+        rates = [r for m in extras for r in m.request_rates]
+        return (
+            max(delays) if delays else None,
+            max(rates, key=lambda r: r.delay) if rates else None,
+        )
+
     def crawl_delay(self, agent: str, agent_match: str = TOKEN) -> float | None:
         """Seconds between requests asked of ``agent``; the largest of merged groups."""
-        delays = [m.crawl_delay for m in self._extras(agent, agent_match)]
-        known = [d for d in delays if d is not None]
-        return max(known) if known else None
+        return self.pace(agent, agent_match)[0]
 
     def request_rate(self, agent: str, agent_match: str = TOKEN) -> RequestRate | None:
         """The most restrictive ``Request-rate`` for ``agent`` (longest delay), if any."""
-        rates = [r for m in self._extras(agent, agent_match) for r in m.request_rates]
-        return max(rates, key=lambda r: r.delay) if rates else None
+        return self.pace(agent, agent_match)[1]
 
     def visit_time(self, agent: str, agent_match: str = TOKEN) -> list[UtcWindow]:
         """UTC windows in which ``agent`` is welcome; empty means any time."""
