@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..engine.urls import origin_of
+from . import compat
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -116,23 +117,29 @@ class Carrier:
         self.db = db
         self.politeness = politeness
         self.tdmrep = tdmrep
+        self._store = db.store
 
     def holds(self, carried: Carried, request: Request) -> bool:
         """Same robots.txt (and tdmrep.json) entries, still fresh, and the same agent.
 
         Deciding again would then give the same answer and start no fetch.
         """
-        if carried[2] is None:
-            return False
         _, origin, fetched_at, identity, tdm_at, agent = carried
-        entry = self.db.store.get(origin)
-        if entry is None or entry.fetched_at != fetched_at or id(entry) != identity:
+        if fetched_at is None:
+            return False
+        entry = self._store.get(origin)
+        if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
             return False
         now = self.db.clock()
-        if not entry.is_fresh(now):
+        if now >= entry.fresh_until:  # stale (Entry.is_fresh, without a call)
             return False
-        if self.politeness.request_agents and self.politeness.agent(request) != agent:
-            return False
+        politeness = self.politeness
+        if politeness.request_agents:
+            # Without a User-Agent header of its own, the crawler's (see Politeness.agent).
+            headers = compat.request_headers(request)
+            own = headers is None or not dict.get(headers, b"User-Agent")
+            if (self.db.agent if own else politeness.agent(request)) != agent:
+                return False
         if self.tdmrep is not None:
             tdm = self.tdmrep.entry(origin)
             if tdm is None or tdm.fetched_at != tdm_at or not tdm.is_fresh(now):

@@ -39,7 +39,7 @@ from w3lib.url import safe_url_string
 
 from ..engine.page.directives import PageDirectives, parse_page_directives
 from . import compat
-from .htmlhead import response_metas
+from .htmlhead import response_metas, says_nothing
 from .itemverdict import ItemVerdict, shown_url
 from .manager import RobotsManager
 
@@ -184,13 +184,19 @@ class PageDirectivesMiddleware:
         """The rules of a response without any: one object for all of them (it is frozen)."""
         self._judging = False
         """Whether callbacks' output passes :class:`_Judge` (from the first page restricting it)."""
+        self._html = self.config.page_max_html
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
-        page = response.meta[META_KEY] = self.read(response)
+        request = response.request
+        meta = request.meta if request is not None else response.meta  # the latter says why not
+        if says_nothing(response, self._html):
+            page = meta[META_KEY] = self._nothing  # most responses: nothing to read or count
+        else:
+            page = meta[META_KEY] = self.read(response)
         if self._judging or (page is self._nothing and not self.config.page_nofollow_links):
             return
         if _restricts(self.config, page):
@@ -207,7 +213,7 @@ class PageDirectivesMiddleware:
         """The rules of ``response`` for this crawler: its headers, and its head if HTML."""
         # Scrapy's Headers is a dict of normalised names: read as one, without normalising.
         headers = dict.get(response.headers, _X_ROBOTS_TAG) or ()
-        metas = response_metas(response, self.config.page_max_html)
+        metas = response_metas(response, self._html)
         if not headers and not metas:
             return self._nothing  # nothing to read, nothing to count
         page = parse_page_directives(

@@ -162,7 +162,10 @@ class Politeness:
         Its decision asks for the same agent.
         """
         if self.request_agents:
-            header = compat.request_header(request, b"User-Agent")
+            # As compat.request_header reads it (Headers: a dict of normalised names).
+            headers = compat.request_headers(request)
+            values = None if headers is None else dict.get(headers, b"User-Agent")
+            header = values[-1] if values else None
             if header:
                 agent = self._agents.get(header)
                 if agent is None:
@@ -318,6 +321,11 @@ class Politeness:
         :meth:`apply_crawl_delay` says. ``None`` (nothing to await) for every
         request without a fleet turn: most of them, at no coroutine's cost.
         """
+        if not self._asked and not self.policies.any:
+            # No delay asked of the crawler's agent; nor another agent to ask about?
+            headers = compat.request_headers(request) if self.request_agents else None
+            if headers is None or not dict.get(headers, b"User-Agent"):
+                return None
         delay = self.crawl_delay(request)
         if delay is None:
             return None

@@ -34,8 +34,8 @@ from ..engine.usage.preferences import (
     robots_statements,
     usage_view,
 )
-from .carried import origin_for
-from .htmlhead import response_metas
+from .carried import RULES, Carried, origin_for
+from .htmlhead import response_metas, says_nothing
 from .itemverdict import ItemVerdict
 from .manager import RobotsManager
 
@@ -82,6 +82,9 @@ class UsagePreferencesMiddleware:
             stats_prefix=STATS_PREFIX,
             setting="ROBOTRULES_USAGE_ITEMS",
         )
+        self._store = self.manager.db.store
+        self._tdmrep = self.manager.tdmrep
+        self._html = self.config.page_max_html
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> UsagePreferencesMiddleware:
@@ -154,7 +157,24 @@ class UsagePreferencesMiddleware:
             inc(f"{STATS_PREFIX}unknown")
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
-        response.meta[META_KEY] = self.read(response)
+        request = response.request
+        meta = request.meta if request is not None else response.meta  # the latter says why not
+        # Most responses state no preference, and their request was decided for their
+        # URL (not redirected since): their origin is carried. What read() would give
+        # them then costs a few lookups: no header, no meta tag, no usage lines.
+        carried: Carried | None = meta.get(RULES)
+        url = response.url
+        if (
+            carried is not None
+            and carried[0] == url
+            and self._tdmrep is None
+            and says_nothing(response, self._html)
+        ):
+            entry = self._store.get(carried[1])
+            if entry is None or entry.robots is None or not entry.robots.usage_lines:
+                meta[META_KEY] = nothing_said(url)
+                return
+        meta[META_KEY] = self.read(response)
 
 
 class UsageItemsMiddleware(UsagePreferencesMiddleware):

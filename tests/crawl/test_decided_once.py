@@ -186,3 +186,33 @@ async def test_a_url_offered_again_under_the_same_rules_is_not_decided_again(
     allowed = [mockserver.url("a.test", path) for path in links[:3]]
     assert {url: decided[url] for url in allowed} == dict.fromkeys(allowed, 1)
     assert decided[mockserver.url("a.test", "/private")] == len(pages)
+
+
+class _OwnUserAgent:
+    """A downloader middleware before this package's: gives ``/other`` an agent of its own."""
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        if request.url.endswith("/other"):
+            request.headers[b"User-Agent"] = b"OtherBot/1.0"
+
+
+@async_test
+async def test_a_request_given_another_agent_after_scheduling_is_decided_again(
+    mockserver: MockServer,
+) -> None:
+    # Both allowed when scheduled, for the crawler's agent; then /other gets an
+    # agent of its own, which robots.txt forbids: the middleware decides it again.
+    robots = b"User-agent: OtherBot\nDisallow: /\n\nUser-agent: *\nDisallow: /nothing\n"
+    mockserver.set_robots("a.test", Reply(body=robots))
+    mine, other = (mockserver.url("a.test", path) for path in ("/mine", "/other"))
+    settings = {**OURS, "DOWNLOADER_MIDDLEWARES": {_OwnUserAgent: 50}}
+    result = await run_spider(RecordingSpider, settings, start_urls=[mine, other])
+    assert result.crawled == [mine]
+    assert mockserver.requests_for("a.test", "/other") == []
+    [(failed, exc)] = result.failures
+    assert failed == other
+    assert "Disallow: / (line 2)" in str(exc)
+    # Allowed when scheduled, then moved to forbidden: counted once, as forbidden.
+    assert stat(result, "allowed") == 1
+    assert stat(result, "forbidden") == 1
+    assert identity_holds(result)

@@ -38,6 +38,8 @@ PAGES = {
     "/text": Reply(body=b"plain", headers={"Content-Type": "text/plain"}),
     "/noindex": Reply(body=SILENT, headers={**HTML, "X-Robots-Tag": "noindex"}),
     "/usage": Reply(body=SILENT, headers={**HTML, "Content-Usage": "train-ai=n"}),
+    "/signal": Reply(body=SILENT, headers={**HTML, "Content-Signal": "ai-train=no"}),
+    "/tdm": Reply(body=SILENT, headers={**HTML, "tdm-reservation": "1"}),
     "/metas": Reply(
         body=b'<html><head><meta name="robots" content="nofollow">'
         b'<meta name="tdm-reservation" content="1"></head></html>',
@@ -89,7 +91,8 @@ async def test_heads_are_read_once_and_silent_pages_are_not_parsed(
     assert calls["head_metas"] == 1
     # Parsed: the pages that say something (and the middleware's one "nothing" made at start).
     assert calls["parse_page_directives"] == 1 + 2  # /noindex, /metas
-    assert calls["usage_view"] == 2  # /usage, /metas (an X-Robots-Tag states no usage)
+    # /usage, /signal, /tdm, /metas (an X-Robots-Tag states no usage)
+    assert calls["usage_view"] == 4
     for path in ("/silent-1", "/silent-2", "/text"):
         page, usage = result.spider.seen[path]
         assert page == parse_page_directives((), (), "Bot")
@@ -101,6 +104,8 @@ async def test_heads_are_read_once_and_silent_pages_are_not_parsed(
     assert usage.state("tdm") == "disallowed"
     assert result.spider.seen["/noindex"][0].noindex
     assert result.spider.seen["/usage"][1].state("train-ai") == "disallowed"
+    assert result.spider.seen["/signal"][1].state("train-ai") == "disallowed"
+    assert result.spider.seen["/tdm"][1].state("tdm") == "disallowed"
     assert result.stats["robotrules/page/responses"] == 2
 
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..agents import select
 from ..patterns import Pattern, compile_matcher
@@ -255,24 +255,24 @@ def usage_view(
     return UsageView(url, preferences, tuple(everything), tuple(all_notes), policy)
 
 
-_NOTHING: dict[str, Any] = {}
-"""The fields of a view in which nothing is said, but its URL (made at first use)."""
+_NOTHING: list[Mapping[str, Preference]] = []
+"""The preferences of a view in which nothing is said (made at first use)."""
+_set_field = object.__setattr__
 
 
 def nothing_said(url: str) -> UsageView:
     """The view of a URL for which nothing states a preference: what ``usage_view(url)`` gives.
 
     Most responses say nothing at all; their view is made without reading
-    anything, and without the frozen dataclass's field-by-field ``__init__``
-    (a third of the cost): its fields are the same for every URL.
+    anything, and without the frozen dataclass's field-by-field ``__init__``:
+    only ``url`` and ``preferences`` are set, the other fields keep their
+    (class) defaults, which is what nothing said gives them.
     """
     if not _NOTHING:
-        said = usage_view(url)
-        _NOTHING.update(vars(said), preferences=MappingProxyType(dict(said.preferences)))
+        _NOTHING.append(MappingProxyType(dict(usage_view(url).preferences)))
     view: UsageView = object.__new__(UsageView)
-    fields = vars(view)
-    fields.update(_NOTHING)
-    fields["url"] = url
+    _set_field(view, "url", url)
+    _set_field(view, "preferences", _NOTHING[0])
     return view
 
 
