@@ -61,10 +61,11 @@ Carried = tuple[str, str, float | None, int | None, float | None, str | None]
 was fetched and that entry's identity, when its tdmrep.json entry was fetched (``None``
 if none was asked), and the agent asked about."""
 
-Answer = tuple[float, int, str, "Decision", str, bool]
+Answer = tuple[float, int, str, "Decision", str, "Carried | None"]
 """When its robots.txt entry was fetched, that entry's identity, the agent asked about, the
-decision, the origin, and whether a duplicate offer may take it at once (see ``gate.py``):
-allowed, for the crawler's own agent, with nothing else to ask."""
+decision, the origin, and what a duplicate offer that may take it at once carries (see
+``gate.py``; ``None`` if none may): allowed, for the crawler's own agent, with nothing else
+to ask."""
 
 
 def origin_for(request: Request) -> str:
@@ -72,8 +73,9 @@ def origin_for(request: Request) -> str:
 
     Raises ``ValueError`` for a URL without one, as :func:`origin_of` does.
     """
-    carried: Carried | None = request.meta.get(RULES)
-    url = request.url
+    meta = compat.request_meta(request)
+    carried: Carried | None = None if meta is None else meta.get(RULES)
+    url = compat.request_url(request)
     if carried is not None and carried[0] == url:
         return carried[1]
     return origin_of(url)
@@ -105,7 +107,9 @@ class Decisions:
         self, url: str, origin: str, entry: Entry, agent: str, decision: Decision, *, again: bool
     ) -> None:
         answers = self.by_url
-        answers[url] = (entry.fetched_at, id(entry), agent, decision, origin, again)
+        fetched_at, identity = entry.fetched_at, id(entry)
+        carried = (url, origin, fetched_at, identity, None, agent) if again else None
+        answers[url] = (fetched_at, identity, agent, decision, origin, carried)
         if len(answers) > self.size:
             del answers[next(iter(answers))]
 

@@ -5,9 +5,7 @@ The package supports Scrapy 2.13.4 to the newest release (see README.rst,
 private or undocumented attribute gives, is read here and nowhere else;
 ``tests/test_compat.py`` checks each function against the installed
 Scrapy's real objects, so a release that breaks one fails there first.
-
-Each function says which Scrapy versions take which path, by feature
-detection, not version numbers.
+Each function says which versions take which path (by feature detection).
 
 SPEC: none (Scrapy's internals, for the parts that hold SPEC 6 and 8).
 """
@@ -58,6 +56,7 @@ __all__ = [
     "on_scheduler_close",
     "request_header",
     "request_headers",
+    "request_meta",
     "request_url",
     "scheduler",
     "send_signal",
@@ -69,6 +68,10 @@ __all__ = [
 
 request_url: Callable[[Request], str] = attrgetter("_url")
 """``request.url`` without a call of its property (2.13 to 2.19 keep it in ``_url``)."""
+
+
+request_meta: Callable[[Request], dict[str, Any] | None] = attrgetter("_meta")
+"""Its meta, ``None`` while unset (2.13 to 2.19: ``_meta``); ``request.meta`` makes one."""
 
 
 request_headers: Callable[[Request], Headers | None] = attrgetter(
@@ -108,11 +111,8 @@ except (ImportError, AttributeError):
 
 
 def call_later(seconds: float, func: Callable[..., object], *args: Any) -> Timer:
-    """Call ``func(*args)`` in ``seconds``, under whichever loop runs the crawl.
-
-    Scrapy 2.14+: ``scrapy.utils.asyncio.call_later`` (the asyncio loop when
-    there is one, else the reactor). Scrapy 2.13: ``reactor.callLater``.
-    """
+    """Call ``func(*args)`` in ``seconds`` under the crawl's loop: 2.14+ ``scrapy.utils.asyncio.
+    call_later`` (asyncio's loop if any, else the reactor); 2.13 ``reactor.callLater``."""
     if _SCRAPY_CALL_LATER is not None:
         return _SCRAPY_CALL_LATER(seconds, func, *args)
     from twisted.internet import reactor
@@ -193,8 +193,7 @@ def downloader(crawler: Crawler) -> Downloader | None:
 def scheduler(crawler: Crawler) -> BaseScheduler | None:
     """The scheduler of the running crawl, or ``None`` while no spider is open.
 
-    Scrapy 2.19+: the ``engine.scheduler`` property. Scrapy 2.13 to 2.18:
-    the private ``engine._slot.scheduler``.
+    2.19+: the ``engine.scheduler`` property; 2.13 to 2.18: ``engine._slot.scheduler``.
     """
     running = engine(crawler)
     if running is None:

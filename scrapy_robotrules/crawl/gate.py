@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
+from ..engine.stores.memory import WeightedLRU
 from . import compat
 from .carried import DECIDED, OFFERED, PARKED, RULES
 from .exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Gate"]
 
+_AGENT = b"User-Agent"
+
 
 class Gate:
     """Decides each request before the scheduler, or parks it; keeps the dropped ones out."""
@@ -67,7 +70,10 @@ class Gate:
         self._crawl: Callable[..., None] = _not_guarding
         """The engine's own ``crawl``, once :meth:`guard` took its place."""
         self._answers = manager.answers.by_url
-        self._store = manager.db.store
+        store = manager.db.store
+        # A duplicate is no use of its origin's rules (the scheduler drops
+        # it): the in-memory store is asked without moving the origin up.
+        self._held = store.peek if isinstance(store, WeightedLRU) else store.get
         self._request_agents = manager.politeness.request_agents
         self._report = manager.report
 
@@ -84,25 +90,28 @@ class Gate:
         scheduler drops a duplicate, and the downloader middleware asks again
         for one it keeps), is counted offered and allowed, and goes on.
         """
-        meta = request.meta
         url = compat.request_url(request)
-        if meta.get(OFFERED) != url:
-            answer = self._answers.get(url)
-            if answer is not None and answer[5] and not meta.get("dont_obey_robotstxt"):
-                fetched_at, identity, agent, _, origin, _ = answer
-                entry = self._store.get(origin)
-                headers = compat.request_headers(request) if self._request_agents else None
+        answer = self._answers.get(url)
+        carried = None if answer is None else answer[5]
+        if carried is not None:
+            meta = compat.request_meta(request)
+            if meta is None or (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt")):
+                entry = self._held(carried[1])
                 if (
                     entry is not None
-                    and id(entry) == identity
-                    and entry.fetched_at == fetched_at
-                    # No User-Agent of its own to ask about (Headers: a dict of normalised names).
-                    and (headers is None or not dict.get(headers, b"User-Agent"))
+                    and id(entry) == carried[3]
+                    and entry.fetched_at == carried[2]
+                    # No User-Agent of its own to ask about instead of the crawler's.
+                    and not (self._request_agents and compat.request_header(request, _AGENT))
                 ):
+                    if meta is None:
+                        meta = request.meta
                     meta[OFFERED] = meta[DECIDED] = url
-                    meta[RULES] = (url, origin, fetched_at, identity, None, agent)
-                    self._report.allowed_again += 1
-                    self._report.schedule_flush()
+                    meta[RULES] = carried
+                    report = self._report
+                    report.allowed_again += 1
+                    if report.flush_call is None:
+                        report.schedule_flush()
                     self._crawl(request, *args, **kwargs)
                     return
         if self.admit(request):
@@ -118,7 +127,7 @@ class Gate:
         """
         manager = self.manager
         meta = request.meta
-        url = request.url
+        url = compat.request_url(request)
         report = manager.report
         if meta.get(OFFERED) != url:
             meta[OFFERED] = url

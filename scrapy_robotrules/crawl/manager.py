@@ -91,11 +91,6 @@ _HOST_FOLLOWS = re.compile(r"https?://[a-zA-Z0-9]")
 _EMPTY = RobotsTxt.parse(b"")
 
 
-def _may_be_robots_path(url: str) -> bool:
-    """Whether the path of ``url`` may be /robots.txt (percent-encoded letters included)."""
-    return "/robots.txt" in url or "%" in url
-
-
 class RobotsManager:
     """robots.txt for one crawler: the rules database, the fetches, the decisions, the stats."""
 
@@ -187,9 +182,11 @@ class RobotsManager:
 
     def checks(self, request: Request) -> bool:
         """Whether robots.txt has a say on ``request`` at all."""
-        if request.meta.get("dont_obey_robotstxt"):
+        # Request's meta and url properties cost a Python call each: read as compat does.
+        meta = compat.request_meta(request)
+        if meta is not None and meta.get("dont_obey_robotstxt"):
             return False
-        url = request.url
+        url = compat.request_url(request)
         if _HOST_FOLLOWS.match(url) and "@" not in url and "[" not in url:
             return True  # the common case, without parsing the URL
         parsed = urlparse_cached(request)
@@ -203,8 +200,9 @@ class RobotsManager:
         Raises :class:`RobotsTxtUnreachable` when the origin has been
         unreachable for longer than ``ROBOTRULES_UNREACHABLE_TIMEOUT``.
         """
-        url = request.url
-        if _may_be_robots_path(url) and is_robots_path(request_path(url)):
+        url = compat.request_url(request)
+        # The path may be /robots.txt (its letters maybe percent-encoded) only if so.
+        if ("/robots.txt" in url or "%" in url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
         origin = origin_for(request)
         return self._decide(origin, url, request, self.db.store.get(origin))
@@ -218,7 +216,7 @@ class RobotsManager:
         including for requests held until the timeout passed.
         """
         url = request.url
-        if _may_be_robots_path(url) and is_robots_path(request_path(url)):
+        if ("/robots.txt" in url or "%" in url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
         origin = origin_for(request)
         entry = self.db.store.get(origin)
@@ -261,15 +259,18 @@ class RobotsManager:
             meta[RULES] = (url, origin, None, None, None, None)
             self.fetches.start(self.origins.state(origin, request), request)
             return None
-        now = self.db.clock()
-        stale = not entry.is_fresh(now)
+        db = self.db
+        now = db.clock()
+        stale = now >= entry.fresh_until  # not entry.is_fresh(now), without a call
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
             if stale:
                 self.fetches.start(self.origins.state(origin, request), request, refresh=True)
-            agent = self.politeness.agent(request)
-            decision = self.answers.get(url, entry, agent)
+            politeness = self.politeness
+            agent = politeness.agent(request) if politeness.request_agents else db.agent
+            answer = self.answers.by_url.get(url)
+            decision = None if answer is None else self.answers.get(url, entry, agent)
             if decision is None:
-                precedence, match = self.db.precedence, self.db.agent_match
+                precedence, match = db.precedence, db.agent_match
                 if policy is not None:  # policy.py: another agent, precedence, matching
                     agent, precedence, match = policy.choose(agent, precedence, match)
                 decision = entry.explain(url, agent, precedence, match)

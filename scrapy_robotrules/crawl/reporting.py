@@ -106,7 +106,8 @@ class Reporter:
         self._counts: defaultdict[str, int] = defaultdict(int)
         """Verdicts counted since the last flush: each offer counts twice, Scrapy's stats
         wrappers cost more than a dict (see ``count``)."""
-        self._flush_call: compat.Timer | None = None
+        self.flush_call: compat.Timer | None = None
+        """The next flush's timer; ``None`` while none is due (the gate reads it to ask less)."""
         self.allowed_again = 0
         """Offers allowed by an earlier answer, counted by the gate on this plain attribute;
         each flush adds them to ``offered`` and ``allowed``."""
@@ -151,7 +152,7 @@ class Reporter:
             self._inc_value(f"{STATS_PREFIX}{verdict}", by)
             return
         self._counts[verdict] += by
-        if self._flush_call is None:
+        if self.flush_call is None:
             self._schedule_flush()
 
     def schedule_flush(self) -> None:
@@ -160,20 +161,20 @@ class Reporter:
         For the counts kept on plain attributes (:attr:`allowed_again`): call
         it after counting.
         """
-        if self._flush_call is None:
+        if self.flush_call is None:
             self._schedule_flush()
 
     def _schedule_flush(self) -> None:
         if self._closed:
             self.flush()
         else:
-            self._flush_call = compat.call_later(FLUSH_SECONDS, self.flush)
+            self.flush_call = compat.call_later(FLUSH_SECONDS, self.flush)
 
     def flush(self) -> None:
         """Add the verdicts counted since the last flush to the crawl's stats."""
-        if self._flush_call is not None:
-            self._flush_call.cancel()
-            self._flush_call = None
+        if self.flush_call is not None:
+            self.flush_call.cancel()
+            self.flush_call = None
         counts, self._counts = self._counts, defaultdict(int)
         again, self.allowed_again = self.allowed_again, 0
         if again:

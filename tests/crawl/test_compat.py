@@ -511,6 +511,17 @@ def test_a_requests_url_is_read_as_its_property_gives_it() -> None:
     assert compat.request_url(request.replace(url="http://other.test/")) == "http://other.test/"
 
 
+def test_a_requests_meta_is_read_without_making_one() -> None:
+    bare = Request("http://site.test/a")
+    assert compat.request_meta(bare) is None
+    assert compat.request_meta(bare) is None  # reading it made none
+    assert bare.meta == {}
+    assert compat.request_meta(bare) is bare.meta
+    given = Request("http://site.test/a", meta={"depth": 1})
+    assert compat.request_meta(given) is given.meta
+    assert compat.request_meta(given) == {"depth": 1}
+
+
 def test_a_requests_header_is_read_without_building_its_headers() -> None:
     """Scrapy 2.15+ builds ``Request.headers`` on first use; a duplicate offer need not pay."""
     bare = Request("http://site.test/a")

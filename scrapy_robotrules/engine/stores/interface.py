@@ -165,8 +165,8 @@ class Entry:
 
     def explain(self, url: str, agent: str, precedence: str, agent_match: str) -> Decision:
         """The decision for ``url``; an unreachable origin keeps earlier rules if it has them."""
-        robots = self._rules()
-        if robots is not None:
+        robots = self.robots  # self._rules(), inlined: every fresh decision of a crawl
+        if robots is not None and self.outcome in _DECIDED_BY_RULES:
             return robots.explain(url, agent, precedence, agent_match)
         path = request_path(url)
         allowed = self._outcome_allows(path)

@@ -58,6 +58,9 @@ class WeightedLRU(Generic[V]):
         self.weight = 0
         """The values' total weight, in estimated bytes."""
         self._values: OrderedDict[str, V] = OrderedDict()
+        self.peek: Callable[[str], V | None] = self._values.get
+        """The value of a key, its place unchanged (the dictionary's own ``get``: no Python
+        call, for a crawl's duplicate offers)."""
 
     def get(self, key: str) -> V | None:
         """The value of ``key``, now the most recently used."""
@@ -65,10 +68,6 @@ class WeightedLRU(Generic[V]):
         if value is not None:
             self._values.move_to_end(key)
         return value
-
-    def peek(self, key: str) -> V | None:
-        """The value of ``key``, its place unchanged."""
-        return self._values.get(key)
 
     def keep(self, key: str, value: V) -> None:
         replaced = self._values.pop(key, None)
