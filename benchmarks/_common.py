@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import importlib.metadata
+import json
 import os
 import platform
 import sys
@@ -23,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 T = TypeVar("T")
@@ -332,6 +333,15 @@ def render_table(headers: Sequence[str], rows: Sequence[Row]) -> str:
     lines = [line(headers), rule]
     lines.extend(rule if row is None else line(row) for row in rows)
     return "\n".join(lines)
+
+
+def finish(failures: Sequence[str], json_path: str | None, data: dict[str, Any]) -> int:
+    """Print what failed and write ``data`` to ``json_path`` if asked: the exit status."""
+    for failure in failures:
+        print(f"FAILED: {failure}")
+    if json_path:
+        Path(json_path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return 1 if failures else 0
 
 
 def progress(message: str) -> None:

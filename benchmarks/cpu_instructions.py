@@ -42,6 +42,7 @@ from _common import (
     REPO_ROOT,
     distribution_version,
     environment,
+    finish,
     progress,
     render_table,
     use_checkout,
@@ -183,12 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     lines = report(totals, pages, args) if IDLE in totals else []
     print("\n".join(lines))
-    for failure in failures:
-        print(f"FAILED: {failure}")
-    if args.json:
-        data = {"environment": env, "args": vars(args), "totals": totals, "pages": pages}
-        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return 1 if failures else 0
+    data = {"environment": env, "args": vars(args), "totals": totals, "pages": pages}
+    return finish(failures, args.json, data)
 
 
 if __name__ == "__main__":

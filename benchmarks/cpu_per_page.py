@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import distribution_version, environment, progress, render_table, use_checkout
+from _common import distribution_version, environment, finish, progress, render_table, use_checkout
 from _crawler import HREF, VARIANTS, cpu_seconds, max_rss_bytes, run_worker, variant_settings
 
 DEFAULT_SITES = 300
@@ -362,12 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("called more often with ours than with the built-in (own ms: the difference)")
             rows = extra_calls(args.profile, f"{args.profile}.builtin", args.top)
             print(render_table(["function", "ours", "built-in", "own ms"], rows))
-    for failure in failures:
-        print(f"FAILED: {failure}")
-    if args.json:
-        data = {"environment": env, "args": vars(args), "results": results, "report": lines}
-        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return 1 if failures else 0
+    data = {"environment": env, "args": vars(args), "results": results, "report": lines}
+    return finish(failures, args.json, data)
 
 
 if __name__ == "__main__":
