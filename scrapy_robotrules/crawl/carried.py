@@ -61,11 +61,13 @@ Carried = tuple[str, str, float | None, int | None, float | None, str | None]
 was fetched and that entry's identity, when its tdmrep.json entry was fetched (``None``
 if none was asked), and the agent asked about."""
 
-Answer = tuple[float, int, str, "Decision", str, "Carried | None"]
+Answer = tuple[float, int, str, "Decision | None", str, "Carried | None"]
 """When its robots.txt entry was fetched, that entry's identity, the agent asked about, the
 decision, the origin, and what a duplicate offer that may take it at once carries (see
 ``gate.py``; ``None`` if none may): allowed, for the crawler's own agent, with nothing else
-to ask."""
+to ask. Such an answer keeps no decision: a crawl's every URL would keep one alive (an
+object, its dict, its groups), for the rare offer the gate cannot take at once, which
+is decided again."""
 
 
 def origin_for(request: Request) -> str:
@@ -109,7 +111,8 @@ class Decisions:
         answers = self.by_url
         fetched_at, identity = entry.fetched_at, id(entry)
         carried = (url, origin, fetched_at, identity, None, agent) if again else None
-        answers[url] = (fetched_at, identity, agent, decision, origin, carried)
+        kept = None if again else decision
+        answers[url] = (fetched_at, identity, agent, kept, origin, carried)
         if len(answers) > self.size:
             del answers[next(iter(answers))]
 

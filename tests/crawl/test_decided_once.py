@@ -13,7 +13,9 @@ held until the crawl reached the state the test wants, then released.
 
 from __future__ import annotations
 
+import gc
 import sys
+import weakref
 from collections import Counter
 from typing import Any
 
@@ -22,8 +24,12 @@ from helpers.accounting import identity_holds
 from helpers.crawling import RecordingSpider, async_test, run_spider
 from helpers.mockserver import MockServer, Reply, RequestRecord
 from helpers.variants import OURS, stat
+from scrapy import Request
+from scrapy.utils.test import get_crawler
 
 import scrapy_robotrules.crawl.manager  # (every module that computes origins)
+from scrapy_robotrules import Addon
+from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.signals import robotrules_fetched
 from scrapy_robotrules.engine.stores import Entry
 from scrapy_robotrules.engine.urls import origin_of
@@ -216,3 +222,24 @@ async def test_a_request_given_another_agent_after_scheduling_is_decided_again(
     assert stat(result, "allowed") == 1
     assert stat(result, "forbidden") == 1
     assert identity_holds(result)
+
+
+def test_an_allowed_answer_kept_for_duplicates_keeps_no_decision_alive() -> None:
+    """A crawl's every URL has an answer: its decision (an object, its dict, its groups) is not
+    kept for it; a later offer the gate cannot take at once is decided again, the same."""
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ADDONS": {Addon: 0}})
+    manager = RobotsManager.for_crawler(crawler)
+    manager.db.parse("http://site.test/robots.txt", b"User-agent: *\nDisallow: /private\n")
+    decision = manager.decide_now(Request("http://site.test/page"))
+    assert decision is not None
+    assert decision.allowed
+    reason = decision.reason
+    kept = weakref.ref(decision)
+    del decision
+    gc.collect()
+    assert kept() is None
+    assert manager.answers.by_url["http://site.test/page"][5] is not None  # duplicates take it
+    again = manager.decide_now(Request("http://site.test/page"))
+    assert again is not None
+    assert again.allowed
+    assert again.reason == reason
