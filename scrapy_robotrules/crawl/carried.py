@@ -124,7 +124,6 @@ class Carrier:
         self.db = db
         self.politeness = politeness
         self.tdmrep = tdmrep
-        self._store = db.store
 
     def holds(self, carried: Carried, request: Request) -> bool:
         """Same robots.txt (and tdmrep.json) entries, still fresh, and the same agent.
@@ -134,19 +133,14 @@ class Carrier:
         _, origin, fetched_at, identity, tdm_at, agent = carried
         if fetched_at is None:
             return False
-        entry = self._store.get(origin)
+        entry = self.db.store.get(origin)
         if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
             return False
         now = self.db.clock()
-        if now >= entry.fresh_until:  # stale (Entry.is_fresh, without a call)
+        if not entry.is_fresh(now):
             return False
-        politeness = self.politeness
-        if politeness.request_agents:
-            # Without a User-Agent header of its own, the crawler's (see Politeness.agent).
-            headers = compat.request_headers(request)
-            own = headers is None or not dict.get(headers, b"User-Agent")
-            if (self.db.agent if own else politeness.agent(request)) != agent:
-                return False
+        if self.politeness.request_agents and self.politeness.agent(request) != agent:
+            return False
         if self.tdmrep is not None:
             tdm = self.tdmrep.entry(origin)
             if tdm is None or tdm.fetched_at != tdm_at or not tdm.is_fresh(now):

@@ -91,6 +91,11 @@ _HOST_FOLLOWS = re.compile(r"https?://[a-zA-Z0-9]")
 _EMPTY = RobotsTxt.parse(b"")
 
 
+def _may_be_robots_path(url: str) -> bool:
+    """Whether the path of ``url`` may be /robots.txt (percent-encoded letters included)."""
+    return "/robots.txt" in url or "%" in url
+
+
 class RobotsManager:
     """robots.txt for one crawler: the rules database, the fetches, the decisions, the stats."""
 
@@ -201,8 +206,7 @@ class RobotsManager:
         unreachable for longer than ``ROBOTRULES_UNREACHABLE_TIMEOUT``.
         """
         url = compat.request_url(request)
-        # The path may be /robots.txt (its letters maybe percent-encoded) only if so.
-        if ("/robots.txt" in url or "%" in url) and is_robots_path(request_path(url)):
+        if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
         origin = origin_for(request)
         return self._decide(origin, url, request, self.db.store.get(origin))
@@ -216,7 +220,7 @@ class RobotsManager:
         including for requests held until the timeout passed.
         """
         url = request.url
-        if ("/robots.txt" in url or "%" in url) and is_robots_path(request_path(url)):
+        if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
         origin = origin_for(request)
         entry = self.db.store.get(origin)
@@ -234,8 +238,9 @@ class RobotsManager:
 
     def still_allowed(self, request: Request) -> bool:
         """Whether ``request`` carries an allowed decision for its URL, under rules that hold."""
-        carried: Carried | None = request.meta.get(RULES)
-        url = request.url
+        meta = compat.request_meta(request)
+        carried: Carried | None = None if meta is None else meta.get(RULES)
+        url = compat.request_url(request)
         return carried is not None and carried[0] == url and self._carrier.holds(carried, request)
 
     def _robots_path_decision(self, url: str) -> Decision:
@@ -261,14 +266,12 @@ class RobotsManager:
             return None
         db = self.db
         now = db.clock()
-        stale = now >= entry.fresh_until  # not entry.is_fresh(now), without a call
+        stale = not entry.is_fresh(now)
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
             if stale:
                 self.fetches.start(self.origins.state(origin, request), request, refresh=True)
-            politeness = self.politeness
-            agent = politeness.agent(request) if politeness.request_agents else db.agent
-            answer = self.answers.by_url.get(url)
-            decision = None if answer is None else self.answers.get(url, entry, agent)
+            agent = self.politeness.agent(request)
+            decision = self.answers.get(url, entry, agent)
             if decision is None:
                 precedence, match = db.precedence, db.agent_match
                 if policy is not None:  # policy.py: another agent, precedence, matching

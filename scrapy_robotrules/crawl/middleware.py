@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from .carried import DECIDED, OFFERED, RULES, Carried, Carrier
+from .carried import DECIDED, OFFERED
 from .exceptions import RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
 from .manager import RobotsManager
 from .shadow import SHADOWED
@@ -44,7 +44,6 @@ class RobotRulesMiddleware:
         self.crawler = crawler
         self.manager = RobotsManager.for_crawler(crawler)
         self.report = self.manager.report
-        self._carrier = Carrier(self.manager.db, self.manager.politeness, self.manager.tdmrep)
         self.sitemaps = Sitemaps(crawler, self.manager)
         """Sitemaps from the same fetch (sitemaps.py): a SitemapSpider's robots.txt answered."""
 
@@ -59,31 +58,19 @@ class RobotRulesMiddleware:
         manager = self.manager
         meta = request.meta
         url = request.url
-        carried: Carried | None = meta.get(RULES)
-        if (
-            # Most requests: allowed at the gate for this URL (so checked), under rules
-            # that still hold; the checks below would all say so, each at a cost.
-            carried is not None
-            and carried[0] == url
-            and meta.get(DECIDED) == url
-            and not meta.get("dont_obey_robotstxt")
-            and not url.endswith("/robots.txt")
-            and self._carrier.holds(carried, request)
-        ):
-            if (turn := manager.politeness.pace(request)) is not None:
-                await turn
-            return None
-        if not manager.checks(request):
-            manager.politeness.watch_unchecked(request)
-            return None
-        if url.endswith("/robots.txt"):  # sitemaps.py: answered from the origin's fetch
-            answer = await self.sitemaps.answer(request)
-            if answer is not None:
-                return answer
         decided = meta.get(DECIDED)
-        if isinstance(decided, (RobotsTxtForbidden, RobotsTxtUnreachable)):
-            # Decided (and counted) when it was scheduled, let through for its errback.
-            raise decided
+        if decided != url or meta.get("dont_obey_robotstxt") or url.endswith("/robots.txt"):
+            # Not most requests (decided at the gate for this URL, so checked then).
+            if not manager.checks(request):
+                manager.politeness.watch_unchecked(request)
+                return None
+            if url.endswith("/robots.txt"):  # sitemaps.py: answered from the origin's fetch
+                answer = await self.sitemaps.answer(request)
+                if answer is not None:
+                    return answer
+            if isinstance(decided, (RobotsTxtForbidden, RobotsTxtUnreachable)):
+                # Decided (and counted) when it was scheduled, let through for its errback.
+                raise decided
         if decided == url:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.
             held = manager.still_allowed(request) or meta.get(SHADOWED) == url

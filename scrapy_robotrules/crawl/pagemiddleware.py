@@ -193,10 +193,7 @@ class PageDirectivesMiddleware:
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         request = response.request
         meta = request.meta if request is not None else response.meta  # the latter says why not
-        if says_nothing(response, self._html):
-            page = meta[META_KEY] = self._nothing  # most responses: nothing to read or count
-        else:
-            page = meta[META_KEY] = self.read(response)
+        page = meta[META_KEY] = self.read(response)
         if self._judging or (page is self._nothing and not self.config.page_nofollow_links):
             return
         if _restricts(self.config, page):
@@ -211,6 +208,8 @@ class PageDirectivesMiddleware:
 
     def read(self, response: Response) -> PageDirectives:
         """The rules of ``response`` for this crawler: its headers, and its head if HTML."""
+        if says_nothing(response, self._html):
+            return self._nothing  # most responses: nothing to read, nothing to count
         # Scrapy's Headers is a dict of normalised names: read as one, without normalising.
         headers = dict.get(response.headers, _X_ROBOTS_TAG) or ()
         metas = response_metas(response, self._html)

@@ -162,10 +162,7 @@ class Politeness:
         Its decision asks for the same agent.
         """
         if self.request_agents:
-            # As compat.request_header reads it (Headers: a dict of normalised names).
-            headers = compat.request_headers(request)
-            values = None if headers is None else dict.get(headers, b"User-Agent")
-            header = values[-1] if values else None
+            header = compat.request_header(request, b"User-Agent")
             if header:
                 agent = self._agents.get(header)
                 if agent is None:
@@ -321,11 +318,12 @@ class Politeness:
         :meth:`apply_crawl_delay` says. ``None`` (nothing to await) for every
         request without a fleet turn: most of them, at no coroutine's cost.
         """
-        if not self._asked and not self.policies.any:
-            # No delay asked of the crawler's agent; nor another agent to ask about?
-            headers = compat.request_headers(request) if self.request_agents else None
-            if headers is None or not dict.get(headers, b"User-Agent"):
-                return None
+        if not (
+            self._asked
+            or self.policies.any
+            or (self.request_agents and compat.request_header(request, b"User-Agent"))
+        ):
+            return None  # no delay asked of the crawler's agent, and no other agent to ask
         delay = self.crawl_delay(request)
         if delay is None:
             return None

@@ -34,7 +34,7 @@ from ..engine.usage.preferences import (
     robots_statements,
     usage_view,
 )
-from .carried import RULES, Carried, origin_for
+from .carried import origin_for
 from .htmlhead import response_metas, says_nothing
 from .itemverdict import ItemVerdict
 from .manager import RobotsManager
@@ -108,21 +108,24 @@ class UsagePreferencesMiddleware:
         except ValueError:
             origin = None
         db = self.manager.db
-        entry = db.store.get(origin) if origin is not None else None
+        entry = self._store.get(origin) if origin is not None else None
+        robots = None if entry is None else entry.robots
         # Without usage lines the file states no preference: no need to ask it.
-        if entry is not None and entry.robots is not None and entry.robots.usage_lines:
+        if entry is not None and robots is not None and robots.usage_lines:
             decision = entry.explain(url, self.config.user_agent, db.precedence, db.agent_match)
-            statements, notes = robots_statements(entry.robots, decision)
+            statements, notes = robots_statements(robots, decision)
+        elif self._tdmrep is None and says_nothing(response, self._html):
+            return nothing_said(url)  # most responses: nothing said anywhere, nothing to count
         headers = response.headers
         stated = not _USAGE_HEADERS.isdisjoint(headers)
         if stated:
             statements = statements + header_statements(
                 headers.getlist(b"Content-Usage"), headers.getlist(b"Content-Signal")
             )
-        metas = response_metas(response, self.config.page_max_html)
+        metas = response_metas(response, self._html)
         tdm = None
-        if self.manager.tdmrep is not None:
-            tdm_entry = self.manager.tdmrep.entry(origin) if origin is not None else None
+        if self._tdmrep is not None:
+            tdm_entry = self._tdmrep.entry(origin) if origin is not None else None
             if tdm_entry is not None:
                 tdm = tdm_entry.rep()
                 if tdm_entry.unknown:  # downloaded while its tdmrep.json was unreachable
@@ -159,21 +162,6 @@ class UsagePreferencesMiddleware:
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         request = response.request
         meta = request.meta if request is not None else response.meta  # the latter says why not
-        # Most responses state no preference, and their request was decided for their
-        # URL (not redirected since): their origin is carried. What read() would give
-        # them then costs a few lookups: no header, no meta tag, no usage lines.
-        carried: Carried | None = meta.get(RULES)
-        url = response.url
-        if (
-            carried is not None
-            and carried[0] == url
-            and self._tdmrep is None
-            and says_nothing(response, self._html)
-        ):
-            entry = self._store.get(carried[1])
-            if entry is None or entry.robots is None or not entry.robots.usage_lines:
-                meta[META_KEY] = nothing_said(url)
-                return
         meta[META_KEY] = self.read(response)
 
 
