@@ -9,9 +9,13 @@ hangs fails its test after ``TIMEOUT`` seconds.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -230,12 +234,22 @@ async def test_check_passes_an_allowed_contract_and_fails_a_forbidden_one(
     assert mockserver.requests_for(HOSTS[0], "/private") == []
 
 
+@contextmanager
+def _bench_server_port() -> Iterator[None]:
+    """Held while ``scrapy bench`` runs: its server listens on a fixed port (8998), which a
+    second test run on this machine at the same time could not listen on too."""
+    with (Path(tempfile.gettempdir()) / "scrapy-robotrules-bench-8998.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        yield
+
+
 def test_bench_crawls_with_the_add_on(tmp_path: Path) -> None:
     # bench runs its own local server (every path, /robots.txt too, is an
     # HTML page of links: no rules, everything allowed) and stops after
     # CLOSESPIDER_TIMEOUT seconds.
     project = make_project(tmp_path, None)
-    result = run_scrapy(project, "bench", "-s", "CLOSESPIDER_TIMEOUT=2", "-s", "LOG_LEVEL=INFO")
+    with _bench_server_port():
+        result = run_scrapy(project, "bench", "-s", "CLOSESPIDER_TIMEOUT=2", "-s", "LOG_LEVEL=INFO")
     assert result.returncode == 0, result.stderr
     assert "Spider closed (closespider_timeout)" in result.stderr, result.stderr
     stats = Crawl(0, result.stderr).stats
