@@ -21,7 +21,8 @@ Variants, with the same settings otherwise (``_crawler.COMMON_SETTINGS``):
 of ``--rounds`` (3) rounds, the order rotating, and each variant's median is
 reported. Target (issue 13): ours per page <= built-in per page (ratio at
 most 1.00). The robots layer's own share is each variant's figure minus the
-floor's. Also printed: the median of each round's own ratio (ours over the
+floor's. Also printed: a bootstrap 95% interval of that ratio (whole rounds
+resampled), and the median of each round's own ratio (ours over the
 built-in run next to it), which a machine whose load drifts moves less.
 
 ``--profile FILE`` then crawls once more with ``ours`` under cProfile (the
@@ -38,6 +39,7 @@ import argparse
 import cProfile
 import json
 import pstats
+import random
 import statistics
 import sys
 import tempfile
@@ -53,6 +55,7 @@ DEFAULT_SITES = 300
 DEFAULT_PAGES = 10
 DEFAULT_ROUNDS = 3
 TARGET = 1.00
+RESAMPLES = 2000
 """Ours' CPU per page over the built-in's, at most (issue 13)."""
 PACKAGE = "scrapy_robotrules"
 
@@ -241,6 +244,11 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
             f"ours / built-in CPU per page: {value:.3f} (target <= {TARGET:.2f}: {verdict}); "
             f"built-in {builtin:.2f} ms, ours {ours:.2f} ms"
         )
+        low, high = _interval(results)
+        lines.append(
+            f"95% interval of that ratio (rounds resampled {RESAMPLES:,} times): "
+            f"{low:.3f}-{high:.3f}"
+        )
         paired = _paired_ratios(results)
         if paired:
             lines.append(
@@ -261,6 +269,28 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         f"{args.sites:,} sites x {args.pages} pages, each page linking to every page of its site"
     )
     return lines
+
+
+def _interval(results: dict[str, list[dict[str, Any]]]) -> tuple[float, float]:
+    """A bootstrap 95% interval of ours' median over the built-in's, resampling whole rounds.
+
+    Each crawl varies by 5 to 20% on a shared machine; the interval says how
+    far the ratio of medians could be from the machine's own (seeded: one
+    run's data gives one interval).
+    """
+    rounds: dict[int, dict[str, float]] = {}
+    for variant in ("ours", "builtin"):
+        for r in results[variant]:
+            if r["ms_per_page"]:
+                rounds.setdefault(r["round"], {})[variant] = r["ms_per_page"]
+    both = [r for r in rounds.values() if len(r) == 2]
+    draw = random.Random(0)
+    ratios = sorted(
+        statistics.median(r["ours"] for r in sample)
+        / statistics.median(r["builtin"] for r in sample)
+        for sample in (draw.choices(both, k=len(both)) for _ in range(RESAMPLES))
+    )
+    return ratios[int(0.025 * RESAMPLES)], ratios[int(0.975 * RESAMPLES) - 1]
 
 
 def _paired_ratios(results: dict[str, list[dict[str, Any]]]) -> list[float]:
