@@ -58,10 +58,13 @@ def cpu_seconds() -> float:
 
 
 def run_worker(
-    script: str | Path, args: Sequence[str], timeout: float
+    script: str | Path, args: Sequence[str], timeout: float, *, under: Sequence[str] = ()
 ) -> tuple[dict[str, Any] | None, str]:
-    """Run ``python script --worker args``; (its last stdout line as JSON, or None; why/stderr)."""
-    cmd = [sys.executable, str(Path(script).resolve()), "--worker", *args]
+    """Run ``python script --worker args``; (its last stdout line as JSON, or None; why/stderr).
+
+    ``under``: a command that runs it (``valgrind ...``), if any.
+    """
+    cmd = [*under, sys.executable, str(Path(script).resolve()), "--worker", *args]
     try:
         proc = subprocess.run(
             cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT, check=False

@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -44,7 +43,6 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
-    REPO_ROOT,
     distribution_version,
     environment,
     finish,
@@ -52,7 +50,7 @@ from _common import (
     render_table,
     use_checkout,
 )
-from _crawler import VARIANTS
+from _crawler import VARIANTS, run_worker
 
 TARGET = 1.00
 IDLE = "idle"
@@ -74,26 +72,14 @@ def counted(
 ) -> tuple[dict[str, int] | None, dict[str, Any], str]:
     """Run this script's worker under callgrind: (its event totals, the worker's answer, errors)."""
     simulate = ["--cache-sim=yes", "--branch-sim=yes"] if cache_sim else []
-    cmd = [
-        "valgrind",
-        "--tool=callgrind",
-        *simulate,
-        f"--callgrind-out-file={out}",
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--worker",
-        *args,
-    ]
-    try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return None, {}, f"killed after {timeout:.0f} s"
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines or not out.exists():
-        return None, {}, "\n".join(proc.stderr.strip().splitlines()[-15:])
-    return events(out.read_text(encoding="utf-8", errors="replace")), json.loads(lines[-1]), ""
+    callgrind = ["valgrind", "--tool=callgrind", *simulate, f"--callgrind-out-file={out}"]
+    answer, err = run_worker(__file__, args, timeout, under=callgrind)
+    if answer is None:
+        return None, {}, err
+    totals = events(out.read_text(encoding="utf-8", errors="replace")) if out.exists() else None
+    if totals is None:
+        return None, {}, f"no totals in callgrind's output file\n{err}"
+    return totals, answer, ""
 
 
 def events(profile: str) -> dict[str, int] | None:

@@ -55,8 +55,9 @@ DEFAULT_SITES = 300
 DEFAULT_PAGES = 10
 DEFAULT_ROUNDS = 3
 TARGET = 1.00
-RESAMPLES = 2000
 """Ours' CPU per page over the built-in's, at most (issue 13)."""
+RESAMPLES = 2000
+"""Bootstrap resamples of the rounds for the ratio's interval."""
 PACKAGE = "scrapy_robotrules"
 
 
@@ -244,13 +245,14 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
             f"ours / built-in CPU per page: {value:.3f} (target <= {TARGET:.2f}: {verdict}); "
             f"built-in {builtin:.2f} ms, ours {ours:.2f} ms"
         )
-        low, high = _interval(results)
-        lines.append(
-            f"95% interval of that ratio (rounds resampled {RESAMPLES:,} times): "
-            f"{low:.3f}-{high:.3f}"
-        )
-        paired = _paired_ratios(results)
-        if paired:
+        pairs = _pairs(results)
+        if pairs:
+            low, high = _interval(pairs)
+            lines.append(
+                f"95% interval of that ratio (rounds resampled {RESAMPLES:,} times): "
+                f"{low:.3f}-{high:.3f}"
+            )
+            paired = [mine / theirs for mine, theirs in pairs]
             lines.append(
                 "paired: the rounds' own ours / built-in ratios, median"
                 f" {statistics.median(paired):.3f}"
@@ -271,33 +273,27 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
     return lines
 
 
-def _interval(results: dict[str, list[dict[str, Any]]]) -> tuple[float, float]:
+def _interval(pairs: list[tuple[float, float]]) -> tuple[float, float]:
     """A bootstrap 95% interval of ours' median over the built-in's, resampling whole rounds.
 
     Each crawl varies by 5 to 20% on a shared machine; the interval says how
     far the ratio of medians could be from the machine's own (seeded: one
     run's data gives one interval).
     """
-    rounds: dict[int, dict[str, float]] = {}
-    for variant in ("ours", "builtin"):
-        for r in results[variant]:
-            if r["ms_per_page"]:
-                rounds.setdefault(r["round"], {})[variant] = r["ms_per_page"]
-    both = [r for r in rounds.values() if len(r) == 2]
     draw = random.Random(0)
     ratios = sorted(
-        statistics.median(r["ours"] for r in sample)
-        / statistics.median(r["builtin"] for r in sample)
-        for sample in (draw.choices(both, k=len(both)) for _ in range(RESAMPLES))
+        statistics.median(mine for mine, _ in sample)
+        / statistics.median(theirs for _, theirs in sample)
+        for sample in (draw.choices(pairs, k=len(pairs)) for _ in range(RESAMPLES))
     )
     return ratios[int(0.025 * RESAMPLES)], ratios[int(0.975 * RESAMPLES) - 1]
 
 
-def _paired_ratios(results: dict[str, list[dict[str, Any]]]) -> list[float]:
-    """Ours over the built-in within each round both completed."""
+def _pairs(results: dict[str, list[dict[str, Any]]]) -> list[tuple[float, float]]:
+    """(Ours, the built-in's) CPU per page of each round both completed."""
     builtin = {r["round"]: r["ms_per_page"] for r in results["builtin"] if r["ms_per_page"]}
     return [
-        r["ms_per_page"] / builtin[r["round"]]
+        (r["ms_per_page"], builtin[r["round"]])
         for r in results["ours"]
         if r["ms_per_page"] and r["round"] in builtin
     ]
