@@ -29,8 +29,12 @@ built-in run next to it), which a machine whose load drifts moves less.
 crawler's main thread) and writes its statistics to FILE, and the built-in's
 to ``FILE.builtin``, and prints the functions of ``scrapy_robotrules`` with
 the most time of their own, and the Python functions (of any code) called
-most often more with ours than with the built-in. Profiled crawls are not part of
-the figures. A default run takes about two minutes on 2 cores.
+most often more with ours than with the built-in. ``--attribute N`` runs N
+more rounds with the crawler's CPU time sampled (``_sampling.py``) and
+prints, per variant, how much of a page's CPU went to this package's own
+code, to the built-in middleware's, to garbage collection and to the rest of
+the crawl. Profiled and sampled crawls are not part of the figures. A
+default run takes about two minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -38,7 +42,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
-import pstats
 import random
 import statistics
 import sys
@@ -50,6 +53,8 @@ from typing import Any
 
 from _common import distribution_version, environment, finish, progress, render_table, use_checkout
 from _crawler import HREF, VARIANTS, cpu_seconds, max_rss_bytes, run_worker, variant_settings
+from _profiles import PACKAGE, extra_calls, hot_spots
+from _sampling import CpuSampler, attribution_report
 
 DEFAULT_SITES = 300
 DEFAULT_PAGES = 10
@@ -58,7 +63,6 @@ TARGET = 1.00
 """Ours' CPU per page over the built-in's, at most (issue 13)."""
 RESAMPLES = 2000
 """Bootstrap resamples of the rounds for the ratio's interval."""
-PACKAGE = "scrapy_robotrules"
 
 
 # --------------------------------------------------------------------------
@@ -79,7 +83,15 @@ def preload() -> None:
         getattr(scrapy_robotrules, name)
 
 
-def crawl(variant: str, port: int, sites: int, pages: int, profile: str | None) -> dict[str, Any]:
+def crawl(
+    variant: str,
+    port: int,
+    sites: int,
+    pages: int,
+    profile: str | None,
+    *,
+    attribute: bool = False,
+) -> dict[str, Any]:
     """Crawl every site from its home page, following links; what it cost this process."""
     import scrapy
     from scrapy import signals
@@ -119,11 +131,16 @@ def crawl(variant: str, port: int, sites: int, pages: int, profile: str | None) 
     crawler.signals.connect(opened, signal=signals.spider_opened)
     crawler.signals.connect(closed, signal=signals.spider_closed)
     profiler = cProfile.Profile() if profile else None
+    sampler = CpuSampler() if attribute else None
     before = cpu_seconds()
     if profiler is not None:
         profiler.enable()
+    if sampler is not None:
+        sampler.start()
     process.crawl(crawler)
     process.start()
+    if sampler is not None:
+        sampler.stop()
     if profiler is not None:
         profiler.disable()
     cpu = cpu_seconds() - before
@@ -140,6 +157,7 @@ def crawl(variant: str, port: int, sites: int, pages: int, profile: str | None) 
             stats.get("robotstxt/request_count", 0) + stats.get("robotrules/request_count", 0)
         ),
         "max_rss": max_rss_bytes(),
+        "attribution": None if sampler is None else sampler.result(),
     }
 
 
@@ -150,8 +168,11 @@ def worker(argv: Sequence[str]) -> int:
     parser.add_argument("--sites", type=int, required=True)
     parser.add_argument("--pages", type=int, required=True)
     parser.add_argument("--profile")
+    parser.add_argument("--attribute", action="store_true")
     args = parser.parse_args(argv)
-    answer = crawl(args.variant, args.port, args.sites, args.pages, args.profile)
+    answer = crawl(
+        args.variant, args.port, args.sites, args.pages, args.profile, attribute=args.attribute
+    )
     print(json.dumps(answer), flush=True)
     return 0
 
@@ -159,51 +180,6 @@ def worker(argv: Sequence[str]) -> int:
 # --------------------------------------------------------------------------
 # Driving the crawls and reporting
 # --------------------------------------------------------------------------
-
-
-def hot_spots(path: str, top: int) -> tuple[float, float, list[Sequence[str]]]:
-    """(profile's total time, time of the package's own code, top rows by own time)."""
-    stats: Any = pstats.Stats(path)
-    total = float(stats.total_tt)
-    own = 0.0
-    rows: list[tuple[float, Sequence[str]]] = []
-    for (filename, line, function), (_, calls, tottime, cumtime, _) in stats.stats.items():
-        position = filename.replace("\\", "/").rfind(f"/{PACKAGE}/")
-        if position < 0:
-            continue
-        own += tottime
-        where = _where(filename, line, function)
-        rows.append(
-            (tottime, [where, f"{calls:,}", f"{tottime * 1e3:.0f}", f"{cumtime * 1e3:.0f}"])
-        )
-    rows.sort(key=lambda row: row[0], reverse=True)
-    return total, own, [row for _, row in rows[:top]]
-
-
-def _where(filename: str, line: int, function: str) -> str:
-    """A profile entry's place without the machine's directories."""
-    path = filename.replace("\\", "/")
-    for marker in (f"/{PACKAGE}/", "/site-packages/", "/lib/python"):
-        position = path.rfind(marker)
-        if position >= 0:
-            path = path[position + 1 :]
-            break
-    return f"{path}:{line} {function}"
-
-
-def extra_calls(ours: str, builtin: str, top: int) -> list[Sequence[str]]:
-    """Python functions (of any code) called most often more with ours than with the built-in."""
-    mine: Any = pstats.Stats(ours)
-    theirs: Any = pstats.Stats(builtin)
-    rows: list[tuple[int, Sequence[str]]] = []
-    for key, (_, calls, tottime, _, _) in mine.stats.items():
-        _, before, their_tt, _, _ = theirs.stats.get(key, (0, 0, 0.0, 0.0, {}))
-        if calls > before and key[0] != "~":  # "~": built-in functions
-            where = _where(*key)
-            cells = [where, f"{calls:,}", f"{before:,}", f"{(tottime - their_tt) * 1e3:+.0f}"]
-            rows.append((calls - before, cells))
-    rows.sort(key=lambda row: row[0], reverse=True)
-    return [row for _, row in rows[:top]]
 
 
 def summary(results: list[dict[str, Any]]) -> dict[str, float]:
@@ -307,10 +283,15 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--max-time", type=float, default=300.0, help="seconds per crawl")
     parser.add_argument("--profile", metavar="FILE", help="profile ours (and FILE.builtin)")
     parser.add_argument("--top", type=int, default=20, help="hot spots to print (default 20)")
+    parser.add_argument(
+        "--attribute", type=int, default=0, metavar="N", help="N more rounds, CPU time sampled"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
     if min(args.sites, args.pages, args.rounds, args.max_time, args.top) <= 0:
         parser.error("--sites, --pages, --rounds, --max-time and --top must be positive")
+    if args.attribute < 0:
+        parser.error("--attribute must not be negative")
     return args
 
 
@@ -328,6 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Twisted {distribution_version('twisted')}"
     )
     results: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    sampled: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     failures: list[str] = []
     size = [f"--sites={args.sites}", f"--pages={args.pages}"]
     with tempfile.TemporaryDirectory(prefix="robotrules-cpu-") as tmp:
@@ -349,6 +331,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                             f"  {answer['pages']} pages, {answer['cpu']:.2f} s CPU, "
                             f"{answer['ms_per_page']:.2f} ms/page, wall {answer['wall']:.1f} s"
                         )
+                for n in range(args.attribute):
+                    for variant in VARIANTS[n % 3 :] + VARIANTS[: n % 3]:
+                        progress(f"sampled round {n + 1}/{args.attribute}, {variant} ...")
+                        answer, err = run_worker(
+                            __file__, [variant, port, *size, "--attribute"], args.max_time
+                        )
+                        if answer is None:
+                            failures.append(f"sampled round {n + 1} {variant}: {err}")
+                        else:
+                            sampled[variant].append(answer)
                 if args.profile:
                     for variant, path in (
                         ("ours", args.profile),
@@ -371,6 +363,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"server: {served['page_requests']:,} pages and {served['robots_requests']:,} "
         "robots.txt served in all"
     )
+    if args.attribute:
+        print()
+        print("\n".join(attribution_report(sampled, args.top)))
     if args.profile and Path(args.profile).exists():
         for path in (args.profile, f"{args.profile}.builtin"):
             if not Path(path).exists():
@@ -389,6 +384,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows = extra_calls(args.profile, f"{args.profile}.builtin", args.top)
             print(render_table(["function", "ours", "built-in", "own ms"], rows))
     data = {"environment": env, "args": vars(args), "results": results, "report": lines}
+    if args.attribute:
+        data["sampled"] = sampled
     return finish(failures, args.json, data)
 
 
