@@ -24,7 +24,8 @@ from collections import Counter
 from types import FrameType
 from typing import Any
 
-PACKAGE = "scrapy_robotrules"
+from _profiles import PACKAGE
+
 BUILTIN = ("scrapy/downloadermiddlewares/robotstxt.py", "scrapy/robotstxt.py", "/protego")
 """Scrapy's RobotsTxtMiddleware, its parser plug-ins and Protego."""
 MACHINERY = (
@@ -77,9 +78,10 @@ class CpuSampler:
 
     def _gc(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._gc_started = time.perf_counter()
-        elif self._on:
+            self._gc_started = time.perf_counter() if self._on else 0.0
+        elif self._gc_started:
             self.gc_seconds += time.perf_counter() - self._gc_started
+            self._gc_started = 0.0
 
     def _sample(self, signum: int, frame: FrameType | None) -> None:
         self.samples += 1
