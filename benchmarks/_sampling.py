@@ -24,6 +24,7 @@ from collections import Counter
 from types import FrameType
 from typing import Any
 
+from _common import render_table
 from _profiles import PACKAGE
 
 BUILTIN = ("scrapy/downloadermiddlewares/robotstxt.py", "scrapy/robotstxt.py", "/protego")
@@ -53,10 +54,8 @@ class CpuSampler:
         self.functions: Counter[str] = Counter()
         self.gc_seconds = 0.0
         self._gc_started = 0.0
-        self._on = False
 
     def start(self) -> None:
-        self._on = True
         gc.callbacks.append(self._gc)
         signal.signal(signal.SIGPROF, self._sample)
         signal.setitimer(signal.ITIMER_PROF, INTERVAL, INTERVAL)
@@ -65,21 +64,20 @@ class CpuSampler:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
         signal.signal(signal.SIGPROF, signal.SIG_DFL)
         gc.callbacks.remove(self._gc)
-        self._on = False
 
-    def result(self, top: int = 15) -> dict[str, Any]:
+    def result(self) -> dict[str, Any]:
         return {
             "samples": self.samples,
             "package": self.owners["package"],
             "builtin": self.owners["builtin"],
             "gc_seconds": self.gc_seconds,
-            "functions": dict(self.functions.most_common(top)),
+            "functions": dict(self.functions),
         }
 
     def _gc(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._gc_started = time.perf_counter() if self._on else 0.0
-        elif self._gc_started:
+            self._gc_started = time.perf_counter()
+        elif self._gc_started:  # not a collection that began before start()
             self.gc_seconds += time.perf_counter() - self._gc_started
             self._gc_started = 0.0
 
@@ -107,8 +105,6 @@ def attribution_report(sampled: dict[str, list[dict[str, Any]]], top: int) -> li
     garbage collection is its measured time over the pages (its samples also
     fall in whichever owner allocated, so the columns overlap by that much).
     """
-    from _common import render_table
-
     rows: list[list[str]] = []
     for variant, answers in sampled.items():
         runs = [r for r in answers if r.get("attribution") and r["attribution"]["samples"]]

@@ -275,6 +275,28 @@ def _pairs(results: dict[str, list[dict[str, Any]]]) -> list[tuple[float, float]
     ]
 
 
+def _rounds(
+    label: str, count: int, worker_args: list[str], max_time: float, failures: list[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """``count`` rounds in which the variants take turns, the order rotating; answers by variant."""
+    answers: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    for n in range(count):
+        for variant in VARIANTS[n % 3 :] + VARIANTS[: n % 3]:
+            progress(f"{label} {n + 1}/{count}, {variant} ...")
+            answer, err = run_worker(__file__, [variant, *worker_args], max_time)
+            if answer is None:
+                failures.append(f"{label} {n + 1} {variant}: {err}")
+                progress(f"  failed: {err}")
+                continue
+            answer["round"] = n
+            answers[variant].append(answer)
+            progress(
+                f"  {answer['pages']} pages, {answer['cpu']:.2f} s CPU, "
+                f"{answer['ms_per_page']:.2f} ms/page, wall {answer['wall']:.1f} s"
+            )
+    return answers
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sites", type=int, default=DEFAULT_SITES)
@@ -308,39 +330,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{env['python']} ({env['cpus']} CPUs), Scrapy {distribution_version('scrapy')}, "
         f"Twisted {distribution_version('twisted')}"
     )
-    results: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    sampled: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     failures: list[str] = []
-    size = [f"--sites={args.sites}", f"--pages={args.pages}"]
     with tempfile.TemporaryDirectory(prefix="robotrules-cpu-") as tmp:
         try:
             with sites_process(args.sites, args.pages, Path(tmp) / "server.log") as server:
                 port = f"--port={server.port}"
-                for n in range(args.rounds):
-                    order = VARIANTS[n % 3 :] + VARIANTS[: n % 3]
-                    for variant in order:
-                        progress(f"round {n + 1}/{args.rounds}, {variant} ...")
-                        answer, err = run_worker(__file__, [variant, port, *size], args.max_time)
-                        if answer is None:
-                            failures.append(f"round {n + 1} {variant}: {err}")
-                            progress(f"  failed: {err}")
-                            continue
-                        answer["round"] = n
-                        results[variant].append(answer)
-                        progress(
-                            f"  {answer['pages']} pages, {answer['cpu']:.2f} s CPU, "
-                            f"{answer['ms_per_page']:.2f} ms/page, wall {answer['wall']:.1f} s"
-                        )
-                for n in range(args.attribute):
-                    for variant in VARIANTS[n % 3 :] + VARIANTS[: n % 3]:
-                        progress(f"sampled round {n + 1}/{args.attribute}, {variant} ...")
-                        answer, err = run_worker(
-                            __file__, [variant, port, *size, "--attribute"], args.max_time
-                        )
-                        if answer is None:
-                            failures.append(f"sampled round {n + 1} {variant}: {err}")
-                        else:
-                            sampled[variant].append(answer)
+                worker_args = [port, f"--sites={args.sites}", f"--pages={args.pages}"]
+                results = _rounds("round", args.rounds, worker_args, args.max_time, failures)
+                sampled = _rounds(
+                    "sampled round",
+                    args.attribute,
+                    [*worker_args, "--attribute"],
+                    args.max_time,
+                    failures,
+                )
                 if args.profile:
                     for variant, path in (
                         ("ours", args.profile),
@@ -348,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ):
                         progress(f"profiling {variant} into {path} ...")
                         _, err = run_worker(
-                            __file__, [variant, port, *size, f"--profile={path}"], args.max_time
+                            __file__, [variant, *worker_args, f"--profile={path}"], args.max_time
                         )
                         if not Path(path).exists():
                             failures.append(f"profile {variant}: {err}")
