@@ -20,10 +20,12 @@ Variants, with the same settings otherwise (``_crawler.COMMON_SETTINGS``):
 ``obey-false`` (``ROBOTSTXT_OBEY=False``, the floor). They take turns in each
 of ``--rounds`` (3) rounds, the order rotating, and each variant's median is
 reported. Target (issue 13): ours per page <= built-in per page (ratio at
-most 1.00). The robots layer's own share is each variant's figure minus the
-floor's. Also printed: a bootstrap 95% interval of that ratio (whole rounds
-resampled), and the median of each round's own ratio (ours over the
-built-in run next to it), which a machine whose load drifts moves less.
+most 1.00). Also printed: a bootstrap 95% interval of that ratio (whole
+rounds resampled), and the median of each round's own ratio (ours over the
+built-in run next to it), which a machine whose load drifts moves less. The
+verdict follows the interval (``_ratio.py``): PASS when all of it is at most
+1.00, FAIL when all of it is above, else not shown. The robots layer's own
+share is each variant's figure minus the floor's.
 
 ``--profile FILE`` then crawls once more with ``ours`` under cProfile (the
 crawler's main thread) and writes its statistics to FILE, and the built-in's
@@ -42,7 +44,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
-import random
 import statistics
 import sys
 import tempfile
@@ -54,6 +55,7 @@ from typing import Any
 from _common import distribution_version, environment, finish, progress, render_table, use_checkout
 from _crawler import HREF, VARIANTS, cpu_seconds, max_rss_bytes, run_worker, variant_settings
 from _profiles import PACKAGE, extra_calls, hot_spots
+from _ratio import RESAMPLES, interval_of, paired_rounds, verdict
 from _sampling import CpuSampler, attribution_report
 
 DEFAULT_SITES = 300
@@ -61,8 +63,6 @@ DEFAULT_PAGES = 10
 DEFAULT_ROUNDS = 3
 TARGET = 1.00
 """Ours' CPU per page over the built-in's, at most (issue 13)."""
-RESAMPLES = 2000
-"""Bootstrap resamples of the rounds for the ratio's interval."""
 
 
 # --------------------------------------------------------------------------
@@ -216,18 +216,19 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
     ours, builtin, floor = (medians.get(v) for v in ("ours", "builtin", "obey-false"))
     if ours is not None and builtin is not None:
         value = ours / builtin
-        verdict = "PASS" if value <= TARGET else "FAIL"
+        pairs = paired_rounds(results)
+        interval = interval_of(pairs)
         lines.append(
-            f"ours / built-in CPU per page: {value:.3f} (target <= {TARGET:.2f}: {verdict}); "
-            f"built-in {builtin:.2f} ms, ours {ours:.2f} ms"
+            f"ours / built-in CPU per page: {value:.3f} (target <= {TARGET:.2f}: "
+            f"{verdict(interval, TARGET)}); built-in {builtin:.2f} ms, ours {ours:.2f} ms"
         )
-        pairs = _pairs(results)
-        if pairs:
-            low, high = _interval(pairs)
+        if interval is not None:
+            low, high = interval
             lines.append(
                 f"95% interval of that ratio (rounds resampled {RESAMPLES:,} times): "
                 f"{low:.3f}-{high:.3f}"
             )
+        if pairs:
             paired = [mine / theirs for mine, theirs in pairs]
             lines.append(
                 "paired: the rounds' own ours / built-in ratios, median"
@@ -247,32 +248,6 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         f"{args.sites:,} sites x {args.pages} pages, each page linking to every page of its site"
     )
     return lines
-
-
-def _interval(pairs: list[tuple[float, float]]) -> tuple[float, float]:
-    """A bootstrap 95% interval of ours' median over the built-in's, resampling whole rounds.
-
-    Each crawl varies by 5 to 20% on a shared machine; the interval says how
-    far the ratio of medians could be from the machine's own (seeded: one
-    run's data gives one interval).
-    """
-    draw = random.Random(0)
-    ratios = sorted(
-        statistics.median(mine for mine, _ in sample)
-        / statistics.median(theirs for _, theirs in sample)
-        for sample in (draw.choices(pairs, k=len(pairs)) for _ in range(RESAMPLES))
-    )
-    return ratios[int(0.025 * RESAMPLES)], ratios[int(0.975 * RESAMPLES) - 1]
-
-
-def _pairs(results: dict[str, list[dict[str, Any]]]) -> list[tuple[float, float]]:
-    """(Ours, the built-in's) CPU per page of each round both completed."""
-    builtin = {r["round"]: r["ms_per_page"] for r in results["builtin"] if r["ms_per_page"]}
-    return [
-        (r["ms_per_page"], builtin[r["round"]])
-        for r in results["ours"]
-        if r["ms_per_page"] and r["round"] in builtin
-    ]
 
 
 def _rounds(

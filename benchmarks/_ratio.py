@@ -1,0 +1,55 @@
+"""Ours over the built-in, round by round: the ratio's bootstrap interval and what it settles.
+
+``cpu_per_page.py`` compares two variants' medians over rounds on a shared
+machine, where one crawl's CPU varies by 5 to 20% and runs of the same code
+have put the median ratio on either side of the target. So the verdict
+follows the interval, not the one ratio.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from typing import Any
+
+RESAMPLES = 2000
+"""Bootstrap resamples of the rounds for the ratio's interval."""
+
+
+def paired_rounds(results: dict[str, list[dict[str, Any]]]) -> list[tuple[float, float]]:
+    """(Ours, the built-in's) CPU per page of each round both completed."""
+    builtin = {r["round"]: r["ms_per_page"] for r in results["builtin"] if r["ms_per_page"]}
+    return [
+        (r["ms_per_page"], builtin[r["round"]])
+        for r in results["ours"]
+        if r["ms_per_page"] and r["round"] in builtin
+    ]
+
+
+def interval_of(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """A bootstrap 95% interval of ours' median over the built-in's, resampling whole rounds.
+
+    It says how far the ratio of medians could be from the machine's own
+    (seeded: one run's data gives one interval). None for fewer than two rounds.
+    """
+    if len(pairs) < 2:
+        return None
+    draw = random.Random(0)
+    ratios = sorted(
+        statistics.median(mine for mine, _ in sample)
+        / statistics.median(theirs for _, theirs in sample)
+        for sample in (draw.choices(pairs, k=len(pairs)) for _ in range(RESAMPLES))
+    )
+    return ratios[int(0.025 * RESAMPLES)], ratios[int(0.975 * RESAMPLES) - 1]
+
+
+def verdict(interval: tuple[float, float] | None, target: float) -> str:
+    """PASS when the whole interval is at most ``target``, FAIL when above it, else not shown."""
+    if interval is None:
+        return "not shown: one round gives no interval"
+    low, high = interval
+    if high <= target:
+        return "PASS"
+    if low > target:
+        return "FAIL"
+    return f"not shown: its 95% interval holds {target:.2f}"
