@@ -73,10 +73,9 @@ TARGET = 1.00
 def preload() -> None:
     """Import what every variant may load lazily, so that no variant's CPU counts imports.
 
-    That is also every component Scrapy's default settings name (about 260
-    modules a crawl would otherwise import inside the timed window, the
-    same in every variant: time that is no crawling, and varies with the
-    file system's caches).
+    That is also every component Scrapy's default settings name: about 280
+    modules a crawl would otherwise import inside the timed window, the same
+    in every variant, and no crawling.
     """
     import encodings.utf_8_sig  # noqa: F401  (the built-in's decoding of robots.txt)
 
