@@ -275,7 +275,8 @@ def _rounds(
     """``count`` rounds in which the variants take turns, the order rotating; answers by variant."""
     answers: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     for n in range(count):
-        for variant in VARIANTS[n % 3 :] + VARIANTS[: n % 3]:
+        turn = n % len(VARIANTS)
+        for variant in VARIANTS[turn:] + VARIANTS[:turn]:
             progress(f"{label} {n + 1}/{count}, {variant} ...")
             answer, err = run_worker(__file__, [variant, *worker_args], max_time)
             if answer is None:
