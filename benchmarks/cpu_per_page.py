@@ -24,10 +24,11 @@ reported. ``--variants builtin ours`` leaves the floor out: half again as
 many rounds in the same time, for a long run that only compares the two.
 Target (issue 13): ours per page <= built-in per page (ratio at most 1.00).
 Also printed: a bootstrap 95% interval of that ratio (whole rounds
-resampled), and the median of each round's own ratio (ours over the built-in
-run next to it), which a machine whose load drifts moves less. The verdict
-follows the interval (``_ratio.py``): PASS when all of it is at most 1.00,
-FAIL when all of it is above, else not shown. The robots layer's own share is
+resampled), and the median and geometric mean of each round's own ratio
+(ours over the built-in run next to it), which a machine whose load drifts
+moves less, the mean with its own bootstrap interval. The verdict follows the
+first interval (``_ratio.py``): PASS when all of it is at most 1.00, FAIL
+when all of it is above, else not shown. The robots layer's own share is
 each variant's figure minus the floor's.
 
 ``--profile FILE`` then crawls once more with ``ours`` under cProfile (the
@@ -58,7 +59,7 @@ from typing import Any
 from _common import distribution_version, environment, finish, progress, render_table, use_checkout
 from _crawler import HREF, VARIANTS, cpu_seconds, max_rss_bytes, run_worker, variant_settings
 from _profiles import PACKAGE, extra_calls, hot_spots
-from _ratio import RESAMPLES, interval_of, paired_rounds, verdict
+from _ratio import RESAMPLES, interval_of, paired_mean, paired_rounds, verdict
 from _sampling import CpuSampler, attribution_report
 
 DEFAULT_SITES = 300
@@ -250,13 +251,17 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
                 f"95% interval of that ratio (rounds resampled {RESAMPLES:,} times): "
                 f"{low:.3f}-{high:.3f}"
             )
-        if pairs:
+        mean = paired_mean(pairs)
+        if mean is not None:
             paired = [mine / theirs for mine, theirs in pairs]
+            geometric, around = mean
             lines.append(
                 "paired: the rounds' own ours / built-in ratios, median"
                 f" {statistics.median(paired):.3f}"
                 f" (range {min(paired):.3f}-{max(paired):.3f}; steadier on a busy machine, where"
-                " load drifts between rounds more than within one)"
+                " load drifts between rounds more than within one); geometric mean"
+                f" {geometric:.3f}"
+                + ("" if around is None else f" (95% interval {around[0]:.3f}-{around[1]:.3f})")
             )
         if floor is not None:
             mine, theirs = ours - floor, builtin - floor
