@@ -1,0 +1,91 @@
+"""``cpu_per_page.py``'s report: the variants' table, the ratio against its target, its intervals.
+
+Its verdict and intervals come from ``_ratio.py``; the robots layers' own
+shares are each variant's figure minus the floor's (``obey-false``), when the
+floor was crawled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from _common import render_table
+from _ratio import RESAMPLES, interval_of, paired_mean, paired_rounds, verdict
+
+TARGET = 1.00
+"""Ours' CPU per page over the built-in's, at most (issue 13)."""
+
+
+def summary(results: list[dict[str, Any]]) -> dict[str, float]:
+    """Median, min and max of ms per page over a variant's rounds."""
+    figures = [r["ms_per_page"] for r in results if r["ms_per_page"] is not None]
+    if not figures:
+        return {}
+    return {"median": statistics.median(figures), "min": min(figures), "max": max(figures)}
+
+
+def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> list[str]:
+    """The table, the ratio against its target and the robots layers' own shares."""
+    rows: list[Sequence[str]] = []
+    medians: dict[str, float] = {}
+    for variant in args.variants:
+        runs = results[variant]
+        figures = summary(runs)
+        if not figures:
+            rows.append([variant, "failed", "", "", "", ""])
+            continue
+        medians[variant] = figures["median"]
+        rows.append(
+            [
+                variant,
+                f"{figures['median']:.2f} ms",
+                f"{figures['min']:.2f}-{figures['max']:.2f}",
+                f"{statistics.median(r['cpu'] for r in runs):.2f} s",
+                ", ".join(sorted({f"{r['pages']:,}" for r in runs})),
+                ", ".join(sorted({f"{r['robots_requests']:,}" for r in runs})),
+            ]
+        )
+    headers = ["variant", "CPU/page", "range", "CPU", "pages", "robots.txt"]
+    lines = [render_table(headers, rows)]
+    ours, builtin, floor = (medians.get(v) for v in ("ours", "builtin", "obey-false"))
+    if ours is not None and builtin is not None:
+        value = ours / builtin
+        pairs = paired_rounds(results)
+        interval = interval_of(pairs)
+        lines.append(
+            f"ours / built-in CPU per page: {value:.3f} (target <= {TARGET:.2f}: "
+            f"{verdict(interval, TARGET)}); built-in {builtin:.2f} ms, ours {ours:.2f} ms"
+        )
+        if interval is not None:
+            low, high = interval
+            lines.append(
+                f"95% interval of that ratio (rounds resampled {RESAMPLES:,} times): "
+                f"{low:.3f}-{high:.3f}"
+            )
+        mean = paired_mean(pairs)
+        if mean is not None:
+            paired = [mine / theirs for mine, theirs in pairs]
+            geometric, around = mean
+            lines.append(
+                "paired: the rounds' own ours / built-in ratios, median"
+                f" {statistics.median(paired):.3f}"
+                f" (range {min(paired):.3f}-{max(paired):.3f}; steadier on a busy machine, where"
+                " load drifts between rounds more than within one); geometric mean"
+                f" {geometric:.3f}"
+                + ("" if around is None else f" (95% interval {around[0]:.3f}-{around[1]:.3f})")
+            )
+        if floor is not None:
+            mine, theirs = ours - floor, builtin - floor
+            share = f"{mine / theirs:.2f}x" if theirs > 0 else "n/a"
+            lines.append(
+                f"robots layer's own CPU per page (variant - obey-false {floor:.2f} ms): "
+                f"ours {mine:.2f} ms, built-in {theirs:.2f} ms ({share})"
+            )
+    lines.append(
+        f"medians of {args.rounds} round{'s' if args.rounds != 1 else ''}; "
+        f"{args.sites:,} sites x {args.pages} pages, each page linking to every page of its site"
+    )
+    return lines
