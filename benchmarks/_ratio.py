@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 RESAMPLES = 2000
 """Bootstrap resamples of the rounds for the ratio's interval."""
@@ -30,18 +33,18 @@ def paired_rounds(results: dict[str, list[dict[str, Any]]]) -> list[tuple[float,
 def interval_of(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
     """A bootstrap 95% interval of ours' median over the built-in's, resampling whole rounds.
 
-    It says how far the ratio of medians could be from the machine's own
-    (seeded: one run's data gives one interval). None for fewer than two rounds.
+    It says how far the ratio of medians could be from the machine's own.
+    None for fewer than two rounds.
     """
     if len(pairs) < 2:
         return None
-    draw = random.Random(0)
-    ratios = sorted(
-        statistics.median(mine for mine, _ in sample)
-        / statistics.median(theirs for _, theirs in sample)
-        for sample in (draw.choices(pairs, k=len(pairs)) for _ in range(RESAMPLES))
+    return _bootstrap(
+        pairs,
+        lambda sample: (
+            statistics.median(mine for mine, _ in sample)
+            / statistics.median(theirs for _, theirs in sample)
+        ),
     )
-    return ratios[int(0.025 * RESAMPLES)], ratios[int(0.975 * RESAMPLES) - 1]
 
 
 def paired_mean(
@@ -60,11 +63,17 @@ def paired_mean(
     mean = math.exp(statistics.fmean(logs))
     if len(logs) < 2:
         return mean, None
+    return mean, _bootstrap(logs, lambda sample: math.exp(statistics.fmean(sample)))
+
+
+def _bootstrap(items: Sequence[T], statistic: Callable[[list[T]], float]) -> tuple[float, float]:
+    """The bootstrap 95% interval of ``statistic`` over ``items``, each resampled whole.
+
+    Seeded: one run's data gives one interval.
+    """
     draw = random.Random(0)
-    means = sorted(
-        math.exp(statistics.fmean(draw.choices(logs, k=len(logs)))) for _ in range(RESAMPLES)
-    )
-    return mean, (means[int(0.025 * RESAMPLES)], means[int(0.975 * RESAMPLES) - 1])
+    values = sorted(statistic(draw.choices(items, k=len(items))) for _ in range(RESAMPLES))
+    return values[int(0.025 * RESAMPLES)], values[int(0.975 * RESAMPLES) - 1]
 
 
 def verdict(interval: tuple[float, float] | None, target: float) -> str:
