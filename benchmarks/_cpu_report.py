@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from _common import render_table
+from _crawler import ROBOTS_ONLY
 from _ratio import RESAMPLES, interval_of, paired_mean, paired_rounds, verdict
 
 TARGET = 1.00
@@ -65,18 +66,15 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
                 f"95% interval of that ratio (rounds resampled {RESAMPLES:,} times): "
                 f"{low:.3f}-{high:.3f}"
             )
-        mean = paired_mean(pairs)
-        if mean is not None:
-            paired = [mine / theirs for mine, theirs in pairs]
-            geometric, around = mean
+        lines.extend(_paired(pairs, "ours"))
+        alone = medians.get(ROBOTS_ONLY)
+        if alone is not None:
             lines.append(
-                "paired: the rounds' own ours / built-in ratios, median"
-                f" {statistics.median(paired):.3f}"
-                f" (range {min(paired):.3f}-{max(paired):.3f}; steadier on a busy machine, where"
-                " load drifts between rounds more than within one); geometric mean"
-                f" {geometric:.3f}"
-                + ("" if around is None else f" (95% interval {around[0]:.3f}-{around[1]:.3f})")
+                f"{ROBOTS_ONLY} / built-in CPU per page: {alone / builtin:.3f} (robots.txt"
+                f" alone, page-level rules and usage preferences off); {ROBOTS_ONLY}"
+                f" {alone:.2f} ms"
             )
+            lines.extend(_paired(paired_rounds(results, ROBOTS_ONLY), ROBOTS_ONLY))
         if floor is not None:
             mine, theirs = ours - floor, builtin - floor
             share = f"{mine / theirs:.2f}x" if theirs > 0 else "n/a"
@@ -89,3 +87,20 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         f"{args.sites:,} sites x {args.pages} pages, each page linking to every page of its site"
     )
     return lines
+
+
+def _paired(pairs: list[tuple[float, float]], mine: str) -> list[str]:
+    """The rounds' own ``mine`` / built-in ratios: median, range, geometric mean, interval."""
+    mean = paired_mean(pairs)
+    if mean is None:
+        return []
+    paired = [ours / theirs for ours, theirs in pairs]
+    geometric, around = mean
+    return [
+        f"paired: the rounds' own {mine} / built-in ratios, median"
+        f" {statistics.median(paired):.3f}"
+        f" (range {min(paired):.3f}-{max(paired):.3f}; steadier on a busy machine, where"
+        " load drifts between rounds more than within one); geometric mean"
+        f" {geometric:.3f}"
+        + ("" if around is None else f" (95% interval {around[0]:.3f}-{around[1]:.3f})")
+    ]

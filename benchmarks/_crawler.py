@@ -23,6 +23,12 @@ from typing import Any
 from _common import REPO_ROOT
 
 VARIANTS = ("builtin", "ours", "obey-false")
+ROBOTS_ONLY = "ours-robots"
+"""The add-on with its page-level and usage middlewares off: robots.txt alone, as the built-in.
+
+Only ``cpu_per_page.py`` offers it (``--variants``), to tell the robots layer's
+cost from that of reading each page's own rules and preferences.
+"""
 COMMON_SETTINGS: dict[str, Any] = {
     "CONCURRENT_REQUESTS": 32,
     "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
@@ -41,8 +47,13 @@ def variant_settings(variant: str) -> dict[str, Any]:
     """The settings of a variant: :data:`COMMON_SETTINGS` plus who obeys robots.txt."""
     settings = dict(COMMON_SETTINGS)
     settings["ROBOTSTXT_OBEY"] = variant != "obey-false"
-    if variant == "ours":
+    if variant in ("ours", ROBOTS_ONLY):
         settings["ADDONS"] = {"scrapy_robotrules.Addon": 0}
+    if variant == ROBOTS_ONLY:  # as README.rst says to turn each off
+        settings["SPIDER_MIDDLEWARES"] = {
+            "scrapy_robotrules.PageDirectivesMiddleware": None,
+            "scrapy_robotrules.UsagePreferencesMiddleware": None,
+        }
     return settings
 
 

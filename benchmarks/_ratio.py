@@ -20,13 +20,15 @@ RESAMPLES = 2000
 """Bootstrap resamples of the rounds for the ratio's interval."""
 
 
-def paired_rounds(results: dict[str, list[dict[str, Any]]]) -> list[tuple[float, float]]:
-    """(Ours, the built-in's) CPU per page of each round both completed."""
-    builtin = {r["round"]: r["ms_per_page"] for r in results["builtin"] if r["ms_per_page"]}
+def paired_rounds(
+    results: dict[str, list[dict[str, Any]]], mine: str = "ours", theirs: str = "builtin"
+) -> list[tuple[float, float]]:
+    """(``mine``'s, ``theirs``') CPU per page of each round both completed."""
+    other = {r["round"]: r["ms_per_page"] for r in results[theirs] if r["ms_per_page"]}
     return [
-        (r["ms_per_page"], builtin[r["round"]])
-        for r in results["ours"]
-        if r["ms_per_page"] and r["round"] in builtin
+        (r["ms_per_page"], other[r["round"]])
+        for r in results[mine]
+        if r["ms_per_page"] and r["round"] in other
     ]
 
 

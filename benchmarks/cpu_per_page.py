@@ -22,6 +22,10 @@ Variants, with the same settings otherwise (``_crawler.COMMON_SETTINGS``):
 of ``--rounds`` (3) rounds, the order rotating, and each variant's median is
 reported. ``--variants builtin ours`` leaves the floor out: half again as
 many rounds in the same time, for a long run that only compares the two.
+``ours-robots`` (named in ``--variants`` only) is the add-on with its
+page-level and usage middlewares off: robots.txt alone, the built-in's whole
+job, so that its ratio to the built-in tells the robots layer's cost from
+that of reading every page's own rules.
 Target (issue 13): ours per page <= built-in per page (ratio at most 1.00).
 Also printed: a bootstrap 95% interval of that ratio (whole rounds
 resampled), and the median and geometric mean of each round's own ratio
@@ -57,13 +61,23 @@ from typing import Any
 
 from _common import distribution_version, environment, finish, progress, render_table, use_checkout
 from _cpu_report import report
-from _crawler import HREF, VARIANTS, cpu_seconds, max_rss_bytes, run_worker, variant_settings
+from _crawler import (
+    HREF,
+    ROBOTS_ONLY,
+    VARIANTS,
+    cpu_seconds,
+    max_rss_bytes,
+    run_worker,
+    variant_settings,
+)
 from _profiles import PACKAGE, extra_calls, hot_spots
 from _sampling import CpuSampler, attribution_report
 
 DEFAULT_SITES = 300
 DEFAULT_PAGES = 10
 DEFAULT_ROUNDS = 3
+CHOICES = (*VARIANTS, ROBOTS_ONLY)
+"""The variants a run may name: the usual three, and the add-on doing only the built-in's job."""
 
 
 # --------------------------------------------------------------------------
@@ -183,7 +197,7 @@ def crawl(
 
 def worker(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="cpu_per_page.py --worker")
-    parser.add_argument("variant", choices=VARIANTS)
+    parser.add_argument("variant", choices=CHOICES)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--sites", type=int, required=True)
     parser.add_argument("--pages", type=int, required=True)
@@ -246,7 +260,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--variants",
         nargs="+",
-        choices=VARIANTS,
+        choices=CHOICES,
         default=list(VARIANTS),
         help="which variants take turns (default: all three)",
     )
@@ -258,7 +272,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--attribute must not be negative")
     if not {"builtin", "ours"} <= set(args.variants):
         parser.error("--variants must name builtin and ours (the ratio is theirs)")
-    args.variants = [v for v in VARIANTS if v in args.variants]  # the usual order, once each
+    args.variants = [v for v in CHOICES if v in args.variants]  # the usual order, once each
     return args
 
 
