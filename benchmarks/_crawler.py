@@ -26,9 +26,11 @@ VARIANTS = ("builtin", "ours", "obey-false")
 ROBOTS_ONLY = "ours-robots"
 """The add-on with its page-level and usage middlewares off: robots.txt alone, as the built-in.
 
-Only ``cpu_per_page.py`` offers it (``--variants``), to tell the robots layer's
+Only the CPU benchmarks offer it (``--variants``), to tell the robots layer's
 cost from that of reading each page's own rules and preferences.
 """
+ALL_VARIANTS = (*VARIANTS, ROBOTS_ONLY)
+"""What ``cpu_per_page.py`` and ``cpu_instructions.py`` may be asked to crawl."""
 COMMON_SETTINGS: dict[str, Any] = {
     "CONCURRENT_REQUESTS": 32,
     "CONCURRENT_REQUESTS_PER_DOMAIN": 4,

@@ -27,7 +27,8 @@ times slower): a layer that ran fewer instructions but missed the caches or
 mispredicted more could still take longer. It reports those per page and
 KCachegrind's cycle estimate, ``Ir + 10 Bm + 10 L1m + 100 LLm``.
 
-Target (issue 13): ours <= built-in, as in ``cpu_per_page.py``.
+Target (issue 13): ours <= built-in, as in ``cpu_per_page.py``, whose
+``ours-robots`` variant (robots.txt alone) ``--variants`` may name here too.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from _common import (
     render_table,
     use_checkout,
 )
-from _crawler import VARIANTS, run_worker
+from _crawler import ALL_VARIANTS, ROBOTS_ONLY, VARIANTS, run_worker
 
 TARGET = 1.00
 IDLE = "idle"
@@ -106,7 +107,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--sites", type=int, default=300)
     parser.add_argument("--pages", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=1, help="variants counted at once")
-    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    parser.add_argument("--variants", nargs="+", choices=ALL_VARIANTS, default=list(VARIANTS))
     parser.add_argument("--max-time", type=float, default=3600.0, help="seconds per crawl")
     parser.add_argument(
         "--cache-sim", action="store_true", help="also simulate caches and branch prediction"
@@ -148,6 +149,12 @@ def report(
         if args.cache_sim:
             ratios = ", ".join(f"{names[k]} {ours[k] / builtin[k]:.3f}" for k in kinds[1:])
             lines.append(f"ours / built-in, per page: {ratios}")
+        alone = per_page.get(ROBOTS_ONLY)
+        if alone is not None:
+            lines.append(
+                f"{ROBOTS_ONLY} / built-in instructions per page: {alone['Ir'] / builtin['Ir']:.3f}"
+                " (robots.txt alone, page-level rules and usage preferences off)"
+            )
         if floor is not None:
             mine, theirs = ours["Ir"] - floor["Ir"], builtin["Ir"] - floor["Ir"]
             lines.append(

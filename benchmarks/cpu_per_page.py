@@ -62,8 +62,8 @@ from typing import Any
 from _common import distribution_version, environment, finish, progress, render_table, use_checkout
 from _cpu_report import report
 from _crawler import (
+    ALL_VARIANTS,
     HREF,
-    ROBOTS_ONLY,
     VARIANTS,
     cpu_seconds,
     max_rss_bytes,
@@ -76,8 +76,6 @@ from _sampling import CpuSampler, attribution_report
 DEFAULT_SITES = 300
 DEFAULT_PAGES = 10
 DEFAULT_ROUNDS = 3
-CHOICES = (*VARIANTS, ROBOTS_ONLY)
-"""The variants a run may name: the usual three, and the add-on doing only the built-in's job."""
 
 
 # --------------------------------------------------------------------------
@@ -197,7 +195,7 @@ def crawl(
 
 def worker(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="cpu_per_page.py --worker")
-    parser.add_argument("variant", choices=CHOICES)
+    parser.add_argument("variant", choices=ALL_VARIANTS)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--sites", type=int, required=True)
     parser.add_argument("--pages", type=int, required=True)
@@ -260,7 +258,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--variants",
         nargs="+",
-        choices=CHOICES,
+        choices=ALL_VARIANTS,
         default=list(VARIANTS),
         help="which variants take turns (default: all three)",
     )
@@ -272,7 +270,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--attribute must not be negative")
     if not {"builtin", "ours"} <= set(args.variants):
         parser.error("--variants must name builtin and ours (the ratio is theirs)")
-    args.variants = [v for v in CHOICES if v in args.variants]  # the usual order, once each
+    args.variants = [v for v in ALL_VARIANTS if v in args.variants]  # the usual order, once each
     return args
 
 
