@@ -29,6 +29,8 @@ ROBOTS_ONLY = "ours-robots"
 Only the CPU benchmarks offer it (``--variants``), to tell the robots layer's
 cost from that of reading each page's own rules and preferences.
 """
+ROBOTS_ONLY_MEANS = "robots.txt alone, page-level rules and usage preferences off"
+"""How the CPU benchmarks' reports describe :data:`ROBOTS_ONLY` beside its ratio."""
 ALL_VARIANTS = (*VARIANTS, ROBOTS_ONLY)
 """What ``cpu_per_page.py`` and ``cpu_instructions.py`` may be asked to crawl."""
 COMMON_SETTINGS: dict[str, Any] = {

@@ -51,7 +51,7 @@ from _common import (
     render_table,
     use_checkout,
 )
-from _crawler import ALL_VARIANTS, ROBOTS_ONLY, VARIANTS, run_worker
+from _crawler import ALL_VARIANTS, ROBOTS_ONLY, ROBOTS_ONLY_MEANS, VARIANTS, run_worker
 
 TARGET = 1.00
 IDLE = "idle"
@@ -153,7 +153,7 @@ def report(
         if alone is not None:
             lines.append(
                 f"{ROBOTS_ONLY} / built-in instructions per page: {alone['Ir'] / builtin['Ir']:.3f}"
-                " (robots.txt alone, page-level rules and usage preferences off)"
+                f" ({ROBOTS_ONLY_MEANS})"
             )
         if floor is not None:
             mine, theirs = ours["Ir"] - floor["Ir"], builtin["Ir"] - floor["Ir"]
