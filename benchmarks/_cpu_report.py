@@ -3,7 +3,9 @@
 Its verdict and intervals come from ``_ratio.py``; the robots layers' own
 shares are each variant's figure minus the floor's (``obey-false``), when the
 floor was crawled; ``ours-robots``, when crawled, gets its own ratio to the
-built-in, with no target.
+built-in, with no target. Garbage collection and connections, per crawl, are
+shown beside (results saved before they were counted show none), with the
+paired ratio of the CPU outside collections: a diagnostic, not the target.
 """
 
 from __future__ import annotations
@@ -29,6 +31,16 @@ def summary(results: list[dict[str, Any]]) -> dict[str, float]:
     return {"median": statistics.median(figures), "min": min(figures), "max": max(figures)}
 
 
+def _median_of(runs: list[dict[str, Any]], key: str, per_page: bool = False) -> float | None:
+    """The median of ``key`` over the rounds that have it (per page: over their pages)."""
+    values = [
+        r[key] / r["pages"] if per_page else r[key]
+        for r in runs
+        if r.get(key) is not None and r["pages"]
+    ]
+    return statistics.median(values) if values else None
+
+
 def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> list[str]:
     """The table, the ratio against its target and the robots layers' own shares."""
     rows: list[Sequence[str]] = []
@@ -40,6 +52,8 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
             rows.append([variant, "failed", "", "", "", ""])
             continue
         medians[variant] = figures["median"]
+        gc_cpu = _median_of(runs, "gc_cpu", per_page=True)
+        connections = _median_of(runs, "connections")
         rows.append(
             [
                 variant,
@@ -48,9 +62,11 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
                 f"{statistics.median(r['cpu'] for r in runs):.2f} s",
                 ", ".join(sorted({f"{r['pages']:,}" for r in runs})),
                 ", ".join(sorted({f"{r['robots_requests']:,}" for r in runs})),
+                "" if gc_cpu is None else f"{1e3 * gc_cpu:.2f} ms",
+                "" if connections is None else f"{connections:,.0f}",
             ]
         )
-    headers = ["variant", "CPU/page", "range", "CPU", "pages", "robots.txt"]
+    headers = ["variant", "CPU/page", "range", "CPU", "pages", "robots.txt", "GC/page", "conns"]
     lines = [render_table(headers, rows)]
     ours, builtin, floor = (medians.get(v) for v in ("ours", "builtin", "obey-false"))
     if ours is not None and builtin is not None:
@@ -68,6 +84,14 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
                 f"{low:.3f}-{high:.3f}"
             )
         lines.extend(_paired(pairs, "ours"))
+        outside = _outside_collections(results)
+        if outside is not None:
+            geometric, around = outside
+            lines.append(
+                "outside garbage collection (a diagnostic, not the target): paired ours /"
+                f" built-in geometric mean {geometric:.3f}"
+                + ("" if around is None else f" (95% interval {around[0]:.3f}-{around[1]:.3f})")
+            )
         alone = medians.get(ROBOTS_ONLY)
         if alone is not None:
             lines.append(
@@ -87,6 +111,21 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         f"{args.sites:,} sites x {args.pages} pages, each page linking to every page of its site"
     )
     return lines
+
+
+def _outside_collections(
+    results: dict[str, list[dict[str, Any]]],
+) -> tuple[float, tuple[float, float] | None] | None:
+    """The paired ours / built-in ratio of each round's CPU per page outside collections."""
+    outside = {
+        variant: [
+            {**r, "ms_per_page": 1e3 * (r["cpu"] - r["gc_cpu"]) / r["pages"]}
+            for r in results[variant]
+            if r.get("gc_cpu") is not None and r["pages"]
+        ]
+        for variant in ("ours", "builtin")
+    }
+    return paired_mean(paired_rounds(outside))
 
 
 def _paired(pairs: list[tuple[float, float]], mine: str) -> list[str]:

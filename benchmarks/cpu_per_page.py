@@ -14,7 +14,10 @@ crawler process per crawl, which follows every link from each home page
 duplicates). Only the crawler's CPU is counted: user plus system time of
 its process (``resource.getrusage``) from just before the crawl starts until
 the reactor has stopped, the modules of all variants imported beforehand.
-Per page is that CPU over the pages crawled.
+Per page is that CPU over the pages crawled. Each crawl also reports the
+CPU of its garbage collections (``_crawler.GcClock``) and the connections
+the sites server accepted from it (a new connection costs the crawler about
+twice a request on a kept one).
 
 Variants, with the same settings otherwise (``_crawler.COMMON_SETTINGS``):
 ``builtin`` (Scrapy's ``RobotsTxtMiddleware``), ``ours`` (the add-on) and
@@ -65,6 +68,8 @@ from _crawler import (
     ALL_VARIANTS,
     HREF,
     VARIANTS,
+    GcClock,
+    connections_accepted,
     cpu_seconds,
     max_rss_bytes,
     run_worker,
@@ -164,7 +169,10 @@ def crawl(
     crawler.signals.connect(closed, signal=signals.spider_closed)
     profiler = cProfile.Profile() if profile else None
     sampler = CpuSampler() if attribute else None
+    collections = GcClock()
+    accepted = connections_accepted(port)
     before = cpu_seconds()
+    collections.start()
     if profiler is not None:
         profiler.enable()
     if sampler is not None:
@@ -175,7 +183,10 @@ def crawl(
         sampler.stop()
     if profiler is not None:
         profiler.disable()
+    collections.stop()
     cpu = cpu_seconds() - before
+    # The crawl's connections: the second count's own one is not the crawl's.
+    connections = connections_accepted(port) - accepted - 1
     if profiler is not None and profile:
         profiler.dump_stats(profile)
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
@@ -184,6 +195,9 @@ def crawl(
         "pages": crawled[0],
         "cpu": cpu,
         "ms_per_page": 1e3 * cpu / crawled[0] if crawled[0] else None,
+        "gc_cpu": collections.seconds,
+        "gc_full": collections.full,
+        "connections": connections,
         "wall": clock.get("closed", 0.0) - clock.get("opened", 0.0),
         "robots_requests": int(
             stats.get("robotstxt/request_count", 0) + stats.get("robotrules/request_count", 0)

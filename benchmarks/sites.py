@@ -140,10 +140,19 @@ class _WebRequest(Protocol):
     def notifyFinish(self) -> Deferred[None]: ...
 
 
+CONNECTIONS_PATH = "/_bench/connections"
+"""Answered on any host name with how many connections the server has accepted so far."""
+
+
 class _QuietSite(Site):
-    """A ``Site`` without the access log."""
+    """A ``Site`` without the access log, counting the connections it accepts."""
 
     noisy = False
+    connections = 0
+
+    def buildProtocol(self, addr: object) -> Any:
+        self.connections += 1
+        return super().buildProtocol(addr)  # type: ignore[no-untyped-call]
 
     def log(self, request: http.Request) -> None:
         pass
@@ -179,7 +188,7 @@ class HostServer(Resource):
         self.page_requests = 0
         self.arrivals: list[tuple[float, str, str]] | None = [] if arrivals else None
         self._reactor = get_reactor()
-        site = _QuietSite(self)  # type: ignore[no-untyped-call]
+        self._site = site = _QuietSite(self)  # type: ignore[no-untyped-call]
         self._port = self._reactor.listenTCP(  # type: ignore[no-untyped-call]
             0, site, interface="127.0.0.1"
         )
@@ -195,6 +204,8 @@ class HostServer(Resource):
         request = cast("_WebRequest", raw)
         host = request.getRequestHostname().decode("ascii", "replace").lower()
         path = request.path.decode("ascii", "replace")
+        if path == CONNECTIONS_PATH:
+            return str(self._site.connections).encode()
         if self.arrivals is not None:
             self.arrivals.append((time.monotonic(), host, path))
         answer = self._answer(host, path)
