@@ -16,8 +16,8 @@ its process (``resource.getrusage``) from just before the crawl starts until
 the reactor has stopped, the modules of all variants imported beforehand.
 Per page is that CPU over the pages crawled. Each crawl also reports the
 CPU of its garbage collections (``_crawler.GcClock``) and the connections
-the sites server accepted from it (a new connection costs the crawler about
-twice a request on a kept one).
+the sites server accepted from it (a request on a new connection costs the
+crawler more CPU than one on a kept connection).
 
 Variants, with the same settings otherwise (``_crawler.COMMON_SETTINGS``):
 ``builtin`` (Scrapy's ``RobotsTxtMiddleware``), ``ours`` (the add-on) and
