@@ -49,7 +49,7 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         runs = results[variant]
         figures = summary(runs)
         if not figures:
-            rows.append([variant, "failed", "", "", "", ""])
+            rows.append([variant, "failed", "", "", "", "", "", ""])
             continue
         medians[variant] = figures["median"]
         gc_cpu = _median_of(runs, "gc_cpu", per_page=True)

@@ -77,10 +77,10 @@ def cpu_seconds() -> float:
 class GcClock:
     """CPU time inside the cyclic garbage collector, from :meth:`start` to :meth:`stop`.
 
-    Collections take a fifth of a crawl's CPU, and the full ones walk every
-    live object of the process, so their cost moves with the memory's state
-    between crawls of the same code: timed apart, they tell that noise from
-    the rest.
+    Collections take a fifth to a quarter of a crawl's CPU, and the full
+    ones walk every live object of the process, so their cost may move
+    between crawls of the same code: timed apart, a run shows whether they
+    are what moves.
     """
 
     def __init__(self) -> None:
