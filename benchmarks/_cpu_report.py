@@ -43,13 +43,14 @@ def _median_of(runs: list[dict[str, Any]], key: str, per_page: bool = False) -> 
 
 def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> list[str]:
     """The table, the ratio against its target and the robots layers' own shares."""
+    headers = ["variant", "CPU/page", "range", "CPU", "pages", "robots.txt", "GC/page", "conns"]
     rows: list[Sequence[str]] = []
     medians: dict[str, float] = {}
     for variant in args.variants:
         runs = results[variant]
         figures = summary(runs)
         if not figures:
-            rows.append([variant, "failed", "", "", "", "", "", ""])
+            rows.append([variant, "failed", *[""] * (len(headers) - 2)])
             continue
         medians[variant] = figures["median"]
         gc_cpu = _median_of(runs, "gc_cpu", per_page=True)
@@ -66,7 +67,6 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
                 "" if connections is None else f"{connections:,.0f}",
             ]
         )
-    headers = ["variant", "CPU/page", "range", "CPU", "pages", "robots.txt", "GC/page", "conns"]
     lines = [render_table(headers, rows)]
     ours, builtin, floor = (medians.get(v) for v in ("ours", "builtin", "obey-false"))
     if ours is not None and builtin is not None:
@@ -117,15 +117,14 @@ def _outside_collections(
     results: dict[str, list[dict[str, Any]]],
 ) -> tuple[float, tuple[float, float] | None] | None:
     """The paired ours / built-in ratio of each round's CPU per page outside collections."""
-    outside = {
-        variant: [
-            {**r, "ms_per_page": 1e3 * (r["cpu"] - r["gc_cpu"]) / r["pages"]}
-            for r in results[variant]
-            if r.get("gc_cpu") is not None and r["pages"]
-        ]
-        for variant in ("ours", "builtin")
-    }
-    return paired_mean(paired_rounds(outside))
+
+    def ms_per_page(r: dict[str, Any]) -> float | None:
+        if r.get("gc_cpu") is None or not r["pages"]:
+            return None
+        value: float = 1e3 * (r["cpu"] - r["gc_cpu"]) / r["pages"]
+        return value
+
+    return paired_mean(paired_rounds(results, figure=ms_per_page))
 
 
 def _paired(pairs: list[tuple[float, float]], mine: str) -> list[str]:

@@ -20,15 +20,23 @@ RESAMPLES = 2000
 """Bootstrap resamples of the rounds for the ratio's interval."""
 
 
+def _ms_per_page(result: dict[str, Any]) -> float | None:
+    value: float | None = result["ms_per_page"]
+    return value
+
+
 def paired_rounds(
-    results: dict[str, list[dict[str, Any]]], mine: str = "ours", theirs: str = "builtin"
+    results: dict[str, list[dict[str, Any]]],
+    mine: str = "ours",
+    theirs: str = "builtin",
+    figure: Callable[[dict[str, Any]], float | None] = _ms_per_page,
 ) -> list[tuple[float, float]]:
-    """(``mine``'s, ``theirs``') CPU per page of each round both completed."""
-    other = {r["round"]: r["ms_per_page"] for r in results[theirs] if r["ms_per_page"]}
+    """(``mine``'s, ``theirs``') ``figure`` (CPU per page) of each round both have it for."""
+    other = {r["round"]: value for r in results[theirs] if (value := figure(r))}
     return [
-        (r["ms_per_page"], other[r["round"]])
+        (value, other[r["round"]])
         for r in results[mine]
-        if r["ms_per_page"] and r["round"] in other
+        if (value := figure(r)) and r["round"] in other
     ]
 
 

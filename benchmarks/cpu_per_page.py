@@ -169,10 +169,10 @@ def crawl(
     crawler.signals.connect(closed, signal=signals.spider_closed)
     profiler = cProfile.Profile() if profile else None
     sampler = CpuSampler() if attribute else None
-    collections = GcClock()
+    gc_clock = GcClock()
     accepted = connections_accepted(port)
     before = cpu_seconds()
-    collections.start()
+    gc_clock.start()
     if profiler is not None:
         profiler.enable()
     if sampler is not None:
@@ -183,7 +183,7 @@ def crawl(
         sampler.stop()
     if profiler is not None:
         profiler.disable()
-    collections.stop()
+    gc_clock.stop()
     cpu = cpu_seconds() - before
     # The crawl's connections: the second count's own one is not the crawl's.
     connections = connections_accepted(port) - accepted - 1
@@ -195,8 +195,8 @@ def crawl(
         "pages": crawled[0],
         "cpu": cpu,
         "ms_per_page": 1e3 * cpu / crawled[0] if crawled[0] else None,
-        "gc_cpu": collections.seconds,
-        "gc_full": collections.full,
+        "gc_cpu": gc_clock.seconds,
+        "gc_full": gc_clock.full,
         "connections": connections,
         "wall": clock.get("closed", 0.0) - clock.get("opened", 0.0),
         "robots_requests": int(
