@@ -31,7 +31,13 @@ def test_package_is_typed() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["README.rst", "example_project/README.rst", "tests/data/README.rst"]
+    "name",
+    [
+        "README.rst",
+        "example_project/README.rst",
+        "tests/data/README.rst",
+        "benchmarks/cpu_per_page.rst",
+    ],
 )
 def test_restructuredtext_is_well_formed(name: str) -> None:
     # A malformed table or a broken section renders as an error block on PyPI.
