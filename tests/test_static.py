@@ -30,15 +30,28 @@ def test_package_is_typed() -> None:
     assert (ROOT / "scrapy_robotrules" / "py.typed").is_file()
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
+def _restructuredtext_files() -> list[str]:
+    """The project's own .rst files, so a new one is checked without being listed here."""
+    return sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in ROOT.rglob("*.rst")
+        if not any(
+            part.startswith(".") or part.endswith(".egg-info") or part in {"build", "dist"}
+            for part in path.relative_to(ROOT).parts[:-1]
+        )
+    )
+
+
+def test_restructuredtext_files_are_found() -> None:
+    assert {
         "README.rst",
         "example_project/README.rst",
         "tests/data/README.rst",
         "benchmarks/cpu_per_page.rst",
-    ],
-)
+    } <= set(_restructuredtext_files())
+
+
+@pytest.mark.parametrize("name", _restructuredtext_files())
 def test_restructuredtext_is_well_formed(name: str) -> None:
     # A malformed table or a broken section renders as an error block on PyPI.
     import io
