@@ -109,6 +109,7 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
     lines.append(
         f"medians of {args.rounds} round{'s' if args.rounds != 1 else ''}; "
         f"{args.sites:,} sites x {args.pages} pages, each page linking to every page of its site"
+        + (f"; every answer after {args.latency:g} ms" if args.latency else "")
     )
     return lines
 

@@ -3,15 +3,17 @@
 Usage::
 
     python benchmarks/cpu_per_page.py [--sites N] [--pages P] [--rounds R]
-                                      [--variants V ...] [--profile FILE] [--top N]
-                                      [--json PATH]
+                                      [--latency MS] [--variants V ...]
+                                      [--profile FILE] [--top N] [--json PATH]
 
 One run: a sites server in a process of its own (``sites.py``: ``--sites``
 (300) local sites of ``--pages`` (10) pages that all link to each other,
-every robots.txt answering at once and allowing every page), and one fresh
-crawler process per crawl, which follows every link from each home page
-(so each page offers ``--pages`` requests, all but the first of each
-duplicates). Only the crawler's CPU is counted: user plus system time of
+every robots.txt allowing every page), and one fresh crawler process per
+crawl, which follows every link from each home page (so each page offers
+``--pages`` requests, all but the first of each duplicates). The server
+answers at once, the crawler's fastest case; ``--latency MS`` makes it send
+every answer, robots.txt and pages, after MS milliseconds, as across a
+network. Only the crawler's CPU is counted: user plus system time of
 its process (``resource.getrusage``) from just before the crawl starts until
 the reactor has stopped, the modules of all variants imported beforehand.
 Per page is that CPU over the pages crawled. Each crawl also reports the
@@ -263,6 +265,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--sites", type=int, default=DEFAULT_SITES)
     parser.add_argument("--pages", type=int, default=DEFAULT_PAGES)
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
+    parser.add_argument(
+        "--latency", type=float, default=0.0, metavar="MS", help="ms before every answer (0)"
+    )
     parser.add_argument("--max-time", type=float, default=300.0, help="seconds per crawl")
     parser.add_argument("--profile", metavar="FILE", help="profile ours (and FILE.builtin)")
     parser.add_argument("--top", type=int, default=20, help="hot spots to print (default 20)")
@@ -280,8 +285,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if min(args.sites, args.pages, args.rounds, args.max_time, args.top) <= 0:
         parser.error("--sites, --pages, --rounds, --max-time and --top must be positive")
-    if args.attribute < 0:
-        parser.error("--attribute must not be negative")
+    if args.attribute < 0 or args.latency < 0:
+        parser.error("--attribute and --latency must not be negative")
     if not {"builtin", "ours"} <= set(args.variants):
         parser.error("--variants must name builtin and ours (the ratio is theirs)")
     args.variants = [v for v in ALL_VARIANTS if v in args.variants]  # the usual order, once each
@@ -297,14 +302,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     env = environment()
     print(
-        f"CPU per crawled page: {args.sites:,} sites x {args.pages} pages, {args.rounds} rounds; "
+        f"CPU per crawled page: {args.sites:,} sites x {args.pages} pages, {args.rounds} rounds"
+        f"{f', every answer after {args.latency:g} ms' if args.latency else ''}; "
         f"{env['python']} ({env['cpus']} CPUs), Scrapy {distribution_version('scrapy')}, "
         f"Twisted {distribution_version('twisted')}"
     )
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="robotrules-cpu-") as tmp:
         try:
-            with sites_process(args.sites, args.pages, Path(tmp) / "server.log") as server:
+            with sites_process(
+                args.sites, args.pages, Path(tmp) / "server.log", latency=args.latency / 1e3
+            ) as server:
                 port = f"--port={server.port}"
                 worker_args = [port, f"--sites={args.sites}", f"--pages={args.pages}"]
                 results = _rounds(

@@ -67,7 +67,8 @@ class SitePlan:
 
     ``slow`` sites answer robots.txt after ``slow_delay`` seconds, ``hang``
     sites never answer it; site ``i`` has ``disallowed[i]`` of its pages under
-    ``/private/`` (never the home page).
+    ``/private/`` (never the home page). Every other answer, robots.txt and
+    pages, comes after ``latency`` seconds (0: at once), as across a network.
     """
 
     sites: int
@@ -76,6 +77,7 @@ class SitePlan:
     hang: frozenset[int] = frozenset()
     slow_delay: float = 10.0
     disallowed: tuple[int, ...] = field(default=())
+    latency: float = 0.0
 
     @classmethod
     def build(
@@ -87,6 +89,7 @@ class SitePlan:
         hang_share: float = 0.0,
         slow_delay: float = 10.0,
         disallowed_share: float = 0.0,
+        latency: float = 0.0,
         seed: int = 9309,
     ) -> SitePlan:
         """A plan with the given shares, the sites picked by a seeded random draw."""
@@ -103,7 +106,7 @@ class SitePlan:
         disallowed = tuple(
             min(pages - 1, int(per_site * (i + 1)) - int(per_site * i)) for i in range(sites)
         )
-        return cls(sites, pages, slow, hang, slow_delay, disallowed)
+        return cls(sites, pages, slow, hang, slow_delay, disallowed, latency)
 
     def n_disallowed(self, site: int) -> int:
         return self.disallowed[site] if self.disallowed else 0
@@ -265,13 +268,13 @@ class SitesServer(HostServer):
         if site is None:
             return None
         if path == "/robots.txt":
-            after: float | None = 0.0
+            after: float | None = self.plan.latency
             if site in self.plan.hang:
                 after = None
             elif site in self.plan.slow:
                 after = self.plan.slow_delay
             return Answer(ROBOTS_DISALLOW, "text/plain", after)
-        return Answer(self._page(site))
+        return Answer(self._page(site), after=self.plan.latency)
 
     def _page(self, site: int) -> bytes:
         # Every page of a site shows the same links (all of its pages).
@@ -310,9 +313,9 @@ class ServerError(RuntimeError):
     """The sites server process did not start or stop as it should (the message says why)."""
 
 
-def serve(sites: int, pages: int) -> dict[str, Any]:
-    """Play ``SitePlan.build(sites, pages)`` until SIGTERM; then what was requested."""
-    server = SitesServer(SitePlan.build(sites, pages))
+def serve(sites: int, pages: int, latency: float = 0.0) -> dict[str, Any]:
+    """Play ``SitePlan.build(sites, pages, latency=latency)`` until SIGTERM; what was asked."""
+    server = SitesServer(SitePlan.build(sites, pages, latency=latency))
     print(json.dumps({"port": server.port}), flush=True)
     get_reactor().run()  # Twisted stops the reactor on SIGTERM
     by_host = server.robots_by_host
@@ -354,11 +357,22 @@ class SitesProcess:
 
 
 @contextmanager
-def sites_process(sites: int, pages: int, log: Path) -> Iterator[SitesProcess]:
-    """Start ``python sites.py`` for ``sites`` x ``pages`` (stderr to ``log``); kill it on exit."""
+def sites_process(
+    sites: int, pages: int, log: Path, *, latency: float = 0.0
+) -> Iterator[SitesProcess]:
+    """Start ``python sites.py`` for ``sites`` x ``pages`` (stderr to ``log``); kill it on exit.
+
+    ``latency``: seconds before every answer (see :class:`SitePlan`).
+    """
     with log.open("w", encoding="utf-8") as err:
         proc = subprocess.Popen(
-            [sys.executable, __file__, f"--sites={sites}", f"--pages={pages}"],
+            [
+                sys.executable,
+                __file__,
+                f"--sites={sites}",
+                f"--pages={pages}",
+                f"--latency={latency}",
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=cast("IO[str]", err),
@@ -384,8 +398,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Serve sites on 127.0.0.1 until SIGTERM.")
     parser.add_argument("--sites", type=int, required=True)
     parser.add_argument("--pages", type=int, required=True)
+    parser.add_argument(
+        "--latency", type=float, default=0.0, help="seconds before every answer (default 0)"
+    )
     args = parser.parse_args()
-    print(json.dumps(serve(args.sites, args.pages)), flush=True)
+    print(json.dumps(serve(args.sites, args.pages, args.latency)), flush=True)
 
 
 if __name__ == "__main__":
