@@ -10,10 +10,11 @@ settings: ``--sites`` (300) sites of ``--pages`` (10) pages, the site server
 in a process of its own), run once per variant under ``valgrind
 --tool=callgrind``, which counts the instructions the crawler's process
 executes. Time on a shared machine varies by 5 to 20% from run to run; an
-instruction count does not vary with the machine's load. It varies a little
-with the order in which responses arrive (what waits, what runs on which turn
-of the loop, when the garbage collector runs): at this size, 0.5% between two
-runs of one variant.
+instruction count varies only with the order in which responses arrive (what
+waits, what runs on which turn of the loop, when the garbage collector runs):
+at this size, within 0.5% for this package across runs and machines, and by
+up to 7% for the built-in middleware, whose requests wait for robots.txt
+inside Scrapy's downloader for as long as the order of events makes them.
 
 The process's count holds Python's start, the imports and the exit too: a
 worker that imports what the crawl workers import and stops (``idle``) is
