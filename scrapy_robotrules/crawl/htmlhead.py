@@ -5,7 +5,11 @@ response's head (robots rules; ``tdm-reservation`` and ``tdm-policy``).
 They are read once per response, from its first ``ROBOTRULES_PAGE_MAX_HTML``
 bytes, decoded by what the response says of itself (a byte order mark, the
 ``Content-Type`` charset, a charset the head declares, else UTF-8), without
-decoding the whole body as ``response.text`` would. Read with them: whether
+decoding the whole body as ``response.text`` would (:func:`response_html`,
+which the page middleware also reads ``rel="nofollow"`` links in). A charset
+naming a codec that is no text encoding (``hex``, ``base64``, ``idna``) is
+passed over as browsers pass over a label they do not know: the next source
+decides. Read with them: whether
 the response says anything either middleware reads (:func:`says_nothing`),
 so that for most responses each middleware only asks that.
 
@@ -28,12 +32,12 @@ from typing import TYPE_CHECKING
 from scrapy.http import Headers, HtmlResponse
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
-from ..engine.page.html import head_metas
+from ..engine.page.html import decode_html, head_metas, text_encoding
 
 if TYPE_CHECKING:
     from scrapy.http import Response
 
-__all__ = ["response_metas", "says_nothing"]
+__all__ = ["response_html", "response_metas", "says_nothing"]
 
 _SAID = frozenset(
     Headers().normkey(name)
@@ -69,20 +73,23 @@ def says_nothing(response: Response, limit: int) -> bool:
     if isinstance(response, HtmlResponse):
         head = response.body[:limit]  # the body itself, when shorter than the limit
         if head.lower().find(b"<meta") >= 0 or 0 in head:
-            head, encoding = _head(response, limit)
-            metas = tuple(head_metas(head, encoding, limit))
+            metas = tuple(head_metas(response_html(response, limit)[0], limit=limit))
     # Scrapy's Headers is a dict of normalised names: read as one, without normalising.
     quiet = not metas and dict.keys(response.headers).isdisjoint(_SAID)
     _LAST[0] = (response, limit, metas, quiet)
     return quiet
 
 
-def _head(response: HtmlResponse, limit: int) -> tuple[bytes, str]:
-    """The first bytes of the body and their encoding."""
+def response_html(response: HtmlResponse, limit: int) -> tuple[str, str]:
+    """The first ``limit`` bytes of the body as text, and the encoding they were read in."""
     head = response.body[:limit]
     bom_encoding, bom = read_bom(head)
     if bom_encoding is not None and bom is not None:
-        return head[len(bom) :], bom_encoding
+        return decode_html(head[len(bom) :], bom_encoding), bom_encoding
     content_type = response.headers.get(b"Content-Type") or b""
-    encoding = http_content_type_encoding(content_type.decode("latin-1"))
-    return head, encoding or html_body_declared_encoding(head) or "utf-8"
+    encoding = (
+        text_encoding(http_content_type_encoding(content_type.decode("latin-1")))
+        or text_encoding(html_body_declared_encoding(head))
+        or "utf-8"
+    )
+    return decode_html(head, encoding), encoding

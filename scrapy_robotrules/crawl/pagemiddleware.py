@@ -8,7 +8,11 @@ Then, each behind its own setting:
 - ``nofollow`` (``ROBOTRULES_PAGE_NOFOLLOW``, on): the requests the callback
   yields from that response are dropped;
 - ``rel="nofollow"`` links (``ROBOTRULES_PAGE_NOFOLLOW_LINKS``, off): the
-  requests it yields to those links are dropped;
+  requests it yields to those links are dropped. The links are read from
+  the first ``ROBOTRULES_PAGE_MAX_HTML`` bytes, as the head is, by the same
+  scanner (memory and work bounded by those bytes, not by the page): a link
+  past them is not known to be nofollow, and a request to it is kept
+  (counted in ``links_truncated``);
 - ``noindex`` or a passed ``unavailable_after`` (``ROBOTRULES_PAGE_NOINDEX``):
   the items it yields are marked (default), dropped, or left alone.
 
@@ -29,17 +33,18 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urldefrag
+from urllib.parse import urldefrag, urljoin
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Headers, HtmlResponse
-from w3lib.html import strip_html5_whitespace
+from w3lib.html import get_base_url, strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from ..engine.page.directives import PageDirectives, parse_page_directives
+from ..engine.page.html import nofollow_links
 from . import compat
-from .htmlhead import response_metas, says_nothing
+from .htmlhead import response_html, response_metas, says_nothing
 from .itemverdict import ItemVerdict, shown_url
 from .manager import RobotsManager
 
@@ -108,22 +113,27 @@ class _Output:
         return request
 
     def nofollow_links(self) -> frozenset[str]:
-        """URLs of the response's ``<a>`` and ``<area>`` links with ``rel="nofollow"``."""
+        """URLs of the response's ``<a>`` and ``<area>`` links with ``rel="nofollow"``.
+
+        Read in the first ``ROBOTRULES_PAGE_MAX_HTML`` bytes, joined to the
+        page's ``<base href>`` as ``response.urljoin`` would, without
+        parsing the page (nor decoding it all, as ``response.text`` would).
+        """
         if self._links is None:
             self._links = frozenset()
             response = self.response
             if isinstance(response, HtmlResponse):
-                links = response.xpath("//a[@href and @rel] | //area[@href and @rel]")
+                limit = self.middleware.config.page_max_html
+                text, encoding = response_html(response, limit)
+                base = get_base_url(text[:4096], response.url, encoding)
                 self._links = frozenset(
                     _link_key(
-                        safe_url_string(
-                            response.urljoin(strip_html5_whitespace(link.attrib["href"])),
-                            response.encoding,
-                        )
+                        safe_url_string(urljoin(base, strip_html5_whitespace(href)), encoding)
                     )
-                    for link in links
-                    if "nofollow" in link.attrib["rel"].lower().split()
+                    for href in nofollow_links(text, limit=len(text))
                 )
+                if len(response.body) > limit:
+                    self.middleware.links_truncated(response)
         return self._links
 
 
@@ -255,6 +265,16 @@ class PageDirectivesMiddleware:
             extra={"spider": self.crawler.spider},
         )
         return None
+
+    def links_truncated(self, response: Response) -> None:
+        """Count and log a page whose links were read only in part."""
+        self.stats.inc_value(f"{STATS_PREFIX}links_truncated")
+        logger.debug(
+            'rel="nofollow" links of %(page)s read in its first %(limit)d bytes only'
+            " (ROBOTRULES_PAGE_MAX_HTML): requests to links past them are kept",
+            {"page": shown_url(response.url), "limit": self.config.page_max_html},
+            extra={"spider": self.crawler.spider},
+        )
 
     def noindex_item(self, item: Any, response: Response, page: PageDirectives) -> Any:
         """Mark, drop or keep an item yielded from a page that must not be indexed."""

@@ -11,9 +11,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import tracemalloc
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 import scrapy
@@ -27,13 +28,15 @@ from helpers.crawling import (
 from helpers.mockserver import MockServer, Reply
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
-from scrapy.http import Response, TextResponse
+from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
 
 from scrapy_robotrules import Addon, PageDirectives
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.pagemiddleware import META_KEY, PageDirectivesMiddleware
+from scrapy_robotrules.crawl.pagemiddleware import META_KEY, PageDirectivesMiddleware, _Output
 from scrapy_robotrules.crawl.settings import RobotRulesConfig, RobotRulesSettingError
+from scrapy_robotrules.crawl.usagemiddleware import META_KEY as USAGE_KEY
 
 CRAWL_TESTS = True
 
@@ -435,3 +438,108 @@ async def test_output_is_judged_from_the_first_page_that_restricts_it(
         if isinstance(each, PageDirectivesMiddleware)
     )
     assert not hasattr(middleware, "process_spider_output")  # Scrapy saw none at start
+
+
+# Charsets that name no text encoding, and pages past ROBOTRULES_PAGE_MAX_HTML.
+
+
+class BodyBlindSpider(RecordingSpider):
+    """Records what the middlewares left on each response; never decodes the body.
+
+    (Scrapy's own ``response.text`` raises on a charset naming a codec that
+    is no text encoding: that is the spider's business, not this package's.)
+    Each page yields an item, a request to ``/to<path>`` (linked with
+    ``rel="nofollow"`` on the pages below) and one to ``/from<path>``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.seen: dict[str, tuple[Any, Any]] = {}
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        self.crawled.append(response.url)
+        path = urlsplit(response.url).path
+        self.seen[path] = (response.meta.get(META_KEY), response.meta.get(USAGE_KEY))
+        if not path.startswith(("/from/", "/to/")):
+            yield {"url": path}
+            yield Request(urljoin(response.url, "/to" + path))
+            yield Request(urljoin(response.url, "/from" + path))
+
+
+NOT_TEXT = ("hex", "rot13", "zlib", "base64", "quopri", "idna", "undefined")
+
+
+@async_test
+async def test_a_charset_that_is_no_text_encoding_is_passed_over(mockserver: MockServer) -> None:
+    # As browsers pass over a label they do not know: the page is read in
+    # UTF-8, and both middlewares read it, the callback runs. (Scrapy's own
+    # MetaRefreshMiddleware reads response.text, which raises on these: off.)
+    for label in NOT_TEXT:
+        body = (
+            '<html><head><meta name="robots" content="noindex">'
+            '<meta name="tdm-reservation" content="1"><title>café</title></head>'
+            f'<body><a rel="nofollow" href="/to/charset/{label}">x</a></body></html>'
+        )
+        headers = {"Content-Type": f"text/html; charset={label}", "Content-Usage": "train-ai=n"}
+        mockserver.set_page(HOST, f"/charset/{label}", Reply(body=body.encode(), headers=headers))
+    urls = [mockserver.url(HOST, f"/charset/{label}") for label in NOT_TEXT]
+    settings = {**SETTINGS, "ROBOTRULES_PAGE_NOFOLLOW_LINKS": True, "METAREFRESH_ENABLED": False}
+    result = await run_spider(BodyBlindSpider, settings, start_urls=urls)
+    assert not result.spider.failures
+    assert not [key for key in result.stats if key.startswith("spider_exceptions")]
+    for label in NOT_TEXT:
+        page, usage = result.spider.seen[f"/charset/{label}"]
+        assert page.noindex, label
+        assert (usage.state("tdm"), usage.state("train-ai")) == ("disallowed", "disallowed")
+        assert mockserver.requests_for(HOST, f"/from/charset/{label}")
+        assert not mockserver.requests_for(HOST, f"/to/charset/{label}")
+    assert result.stats["robotrules/page/requests/nofollow_link"] == len(NOT_TEXT)
+    assert result.stats["robotrules/page/items/marked"] == len(NOT_TEXT)
+    assert result.stats["robotrules/usage/tdm/disallowed"] == len(NOT_TEXT)
+
+
+@async_test
+async def test_nofollow_links_are_read_within_the_html_limit(mockserver: MockServer) -> None:
+    # Read as the head is: the first ROBOTRULES_PAGE_MAX_HTML bytes. A link
+    # past them is not known to be nofollow: a request to it is kept, counted.
+    early = '<a rel="nofollow" href="/to/early">'
+    late = '<a rel="nofollow" href="/to/late">'
+    filler = "<p>" + "text " * 1000 + "</p>"
+    pages = {
+        "/early": f"<html><body>{early}{filler}</body></html>",
+        "/late": f"<html><body>{filler}{late}</body></html>",
+    }
+    for path, body in pages.items():
+        mockserver.set_page(HOST, path, Reply(body=body.encode(), headers=HTML))
+    settings = {
+        **SETTINGS,
+        "ROBOTRULES_PAGE_NOFOLLOW_LINKS": True,
+        "ROBOTRULES_PAGE_MAX_HTML": 1000,
+    }
+    urls = [mockserver.url(HOST, path) for path in pages]
+    result = await run_spider(BodyBlindSpider, settings, start_urls=urls)
+    assert not mockserver.requests_for(HOST, "/to/early")
+    assert mockserver.requests_for(HOST, "/to/late")
+    assert result.stats["robotrules/page/requests/nofollow_link"] == 1
+    assert result.stats["robotrules/page/links_truncated"] == 2
+    said = result.messages("read in its first 1000 bytes only", logging.DEBUG)
+    assert len(said) == 2
+
+
+def test_nofollow_links_of_a_large_page_cost_the_html_limit() -> None:
+    """Memory, not time: the links of a 20 MB page are read in its first bytes only."""
+    crawler = get_crawler(settings_dict={**SETTINGS, "ROBOTRULES_PAGE_NOFOLLOW_LINKS": True})
+    middleware = PageDirectivesMiddleware(crawler)
+    size = 20_000_000
+    body = (b'<html><body><a rel="nofollow" href="a">' + b"<p>Some text.</p>" * size)[:size]
+    url = "https://site.test/page/"
+    response = HtmlResponse(url, body=body, headers=HTML, request=Request(url))
+    output = _Output(middleware, response)
+    tracemalloc.start()
+    try:
+        links = output.nofollow_links()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert links == {"https://site.test/page/a"}
+    assert peak <= 4 * middleware.config.page_max_html

@@ -21,7 +21,7 @@ from scrapy.http import HtmlResponse, Response
 import scrapy_robotrules.crawl.htmlhead
 import scrapy_robotrules.crawl.pagemiddleware
 import scrapy_robotrules.crawl.usagemiddleware
-from scrapy_robotrules.crawl.htmlhead import _head, response_metas
+from scrapy_robotrules.crawl.htmlhead import response_html, response_metas
 from scrapy_robotrules.engine.page.directives import parse_page_directives
 from scrapy_robotrules.engine.page.html import head_metas
 from scrapy_robotrules.engine.usage.preferences import usage_view
@@ -146,5 +146,5 @@ def test_a_body_without_meta_bytes_is_not_decoded_and_answers_as_read(
     body = text.encode(encoding, "replace")
     headers = {"Content-Type": f"text/html; charset={declared}"} if declared else {}
     response = HtmlResponse("http://site.test/", body=body, headers=headers)
-    head, used = _head(response, limit)
-    assert response_metas(response, limit) == tuple(head_metas(head, used, limit))
+    head, _ = response_html(response, limit)
+    assert response_metas(response, limit) == tuple(head_metas(head, limit=limit))

@@ -1,16 +1,27 @@
-"""The ``<meta name content>`` tags of an HTML page's head, read by a small tolerant scanner.
+"""The tags of an HTML page that page-level rules read, found by a small tolerant scanner.
 
 No SPEC section (page-level rules are outside it).
 
-Robots meta tags belong in the ``<head>``, so only the head is read: up to
-``</head>`` or the ``<body>`` tag, and never more than ``limit`` bytes, so a
-10 MB page costs no more than its first bytes. No parser, no tree: one
-pass over the text in which every character is looked at a bounded number
-of times, whatever the markup (unclosed quotes, comments or scripts end
-the scan rather than restart it). Comments and the contents of
-``<script>``, ``<style>``, ``<template>``, ``<textarea>`` and ``<title>`` are
-skipped, so a meta tag written inside them is not read, as a browser would
-not read it.
+Two questions: the ``<meta name content>`` tags of the head (robots rules,
+TDMRep), and the ``<a>``/``<area>`` links with ``rel="nofollow"``. Robots
+meta tags belong in the ``<head>``, so for them only the head is read: up to
+``</head>`` or the ``<body>`` tag. Either way never more than ``limit``
+bytes, so a 10 MB page costs no more than its first bytes.
+
+No parser, no tree: one pass over the text in which every character is
+looked at a bounded number of times, whatever the markup (unclosed quotes,
+comments or scripts end the scan rather than restart it), holding nothing
+per tag or attribute passed: the patterns repeat possessively (the regular
+expression engine keeps no state to go back to), and of a tag's attributes
+only the few asked for are picked out, each in one more match. Comments and
+the contents of ``<script>``, ``<style>``, ``<template>``, ``<textarea>``
+and ``<title>`` are skipped, so a tag written inside them is not read, as a
+browser would not read it.
+
+The text is decoded with the encoding given when it is one a browser could
+read (:func:`text_encoding`), else as UTF-8: a label naming a codec that is
+no text encoding (``hex``, ``base64``, ``rot13``, ``zlib``, ``idna``,
+``undefined``) is ignored, as browsers ignore a label they do not know.
 """
 
 from __future__ import annotations
@@ -18,41 +29,115 @@ from __future__ import annotations
 import codecs
 import html
 import re
+from collections.abc import Iterator
 
-__all__ = ["DEFAULT_LIMIT", "MAX_TAGS", "head_metas"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LINKS",
+    "MAX_TAGS",
+    "decode_html",
+    "head_metas",
+    "nofollow_links",
+    "text_encoding",
+]
 
 DEFAULT_LIMIT = 262_144
 """Bytes of a page read for its meta tags: 256 KiB, room for a head with inline CSS."""
 MAX_TAGS = 256
 """Meta tags returned at most."""
+MAX_LINKS = 65_536
+"""``rel="nofollow"`` links returned at most (past them, the page is read no further)."""
 
-_TAG = re.compile(r"""<(/?)([A-Za-z][^\s/>]*)((?:[^>=]+|=\s*"[^"]*"?|=\s*'[^']*'?|=)*)>?""")
+_TAG = re.compile(r"""<(/?)([A-Za-z][^\s/>]*+)((?:[^>=]++|=\s*+"[^"]*+"?|=\s*+'[^']*+'?|=)*+)>?""")
 """A start or end tag. A quote opens a value only after ``=``; an unclosed one runs
-to the end of the text. The match cannot fail, so it never backtracks."""
+to the end of the text. The match cannot fail, and never goes back."""
 _OPENING = re.compile(r"<[A-Za-z/!]")
-_ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*("[^"]*"?|'[^']*'?|[^\s>]*))?""")
 _RAW_TEXT = ("script", "style", "template", "textarea", "title")
 _END_OF_HEAD = ("body", "frameset")
+_NAME_CHAR = r"""[^\s"'>/=]"""
+_VALUE = r"""(?:\s*+=\s*+("[^"]*+"?|'[^']*+'?|[^\s>]*+))?+"""
+"""An attribute's value, if it has one: unclosed quotes run to the end (group 1)."""
+_PASSED_VALUE = r"""(?:\s*+=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s>]*+))?+"""
 
 
-def _decode(body: bytes | str, encoding: str, limit: int) -> str:
-    if isinstance(body, str):
-        return body[:limit]
+def _attribute_finder(names: tuple[str, ...]) -> re.Pattern[str]:
+    """A match from a position in a tag's attributes to the first one named in ``names``.
+
+    It passes every other attribute (name and value) possessively and
+    captures the name and the value of the first of ``names``, or matches to
+    the end with no name captured when none is left.
+    """
+    wanted = "|".join(names)
+    whole = rf"(?:{wanted})(?!{_NAME_CHAR})"
+    other = rf"""(?:[\s"'/=>]++|(?!{whole}){_NAME_CHAR}++{_PASSED_VALUE})*+"""
+    return re.compile(rf"{other}(?:({whole}){_VALUE})?+", re.IGNORECASE)
+
+
+_FINDERS = {
+    frozenset(names): _attribute_finder(names)
+    for pair in (("name", "content"), ("href", "rel"))
+    for names in (pair, pair[:1], pair[1:])
+}
+"""A finder for each set of attributes still looked for: both of a pair, or the one left."""
+
+
+def text_encoding(name: str | None) -> str | None:
+    """``name``'s codec, if it decodes HTML as a browser could (an ASCII-compatible text encoding).
+
+    Every encoding of the WHATWG Encoding Standard is ASCII-compatible but
+    UTF-16, which is kept too; Python's codecs that turn bytes into bytes
+    (``hex``, ``base64``, ``zlib``) or text into text (``rot13``), and
+    ``idna``, ``punycode`` and ``undefined``, are not encodings of pages.
+    """
+    if not name:
+        return None
     try:
-        codecs.lookup(encoding)
+        codec = codecs.lookup(name)
     except LookupError:
-        encoding = "utf-8"
-    return body[:limit].decode(encoding, "replace")
+        return None
+    if not getattr(codec, "_is_text_encoding", True):
+        return None
+    if codec.name.startswith(("utf-16", "utf-32")):
+        return codec.name
+    try:
+        ascii_compatible = b"<meta a='b'>".decode(codec.name, "replace") == "<meta a='b'>"
+    except (LookupError, UnicodeError, ValueError):
+        return None
+    return codec.name if ascii_compatible else None
 
 
-def _attributes(text: str) -> dict[str, str]:
-    """Attribute names (lower-case) and values (unescaped); the first of a name counts."""
+def decode_html(body: bytes, encoding: str) -> str:
+    """``body`` as text in ``encoding`` if that is one pages are written in, else in UTF-8."""
+    return body.decode(text_encoding(encoding) or "utf-8", "replace")
+
+
+def _text(body: bytes | str, encoding: str, limit: int) -> str:
+    return body[:limit] if isinstance(body, str) else decode_html(body[:limit], encoding)
+
+
+def _unquoted(value: str | None) -> str:
+    value = value or ""
+    if value[:1] in ("'", '"'):
+        value = value[1:-1] if len(value) > 1 and value[-1] == value[0] else value[1:]
+    return html.unescape(value)
+
+
+def _attributes(text: str, names: tuple[str, ...]) -> dict[str, str]:
+    """The attributes of ``names`` in a tag's attribute text (values unescaped); the first counts.
+
+    One match per attribute found, and one more at most: whatever the number
+    of other attributes, nothing is kept of them.
+    """
     found: dict[str, str] = {}
-    for match in _ATTRIBUTE.finditer(text):
-        value = match[2] or ""
-        if value[:1] in ("'", '"'):
-            value = value[1:-1] if len(value) > 1 and value[-1] == value[0] else value[1:]
-        found.setdefault(match[1].lower(), html.unescape(value))
+    position = 0
+    while len(found) < len(names):
+        finder = _FINDERS[frozenset(name for name in names if name not in found)]
+        match = finder.match(text, position)
+        assert match is not None  # every part of the pattern is optional
+        if match[1] is None:
+            break
+        found[match[1].lower()] = _unquoted(match[2])
+        position = match.end()
     return found
 
 
@@ -64,21 +149,48 @@ def head_metas(
     The crawl layer reads each response's head once for both of its
     middlewares (``crawl.htmlhead``).
     """
-    return _scan(_decode(body, encoding, limit))
-
-
-def _scan(text: str) -> list[tuple[str, str]]:
     metas: list[tuple[str, str]] = []
+    for name, attributes in _start_tags(_text(body, encoding, limit), head_only=True):
+        if name == "meta":
+            found = _attributes(attributes, ("name", "content"))
+            if len(found) == 2:
+                metas.append((found["name"], found["content"]))
+                if len(metas) >= MAX_TAGS:
+                    break
+    return metas
+
+
+def nofollow_links(
+    body: bytes | str, encoding: str = "utf-8", limit: int = DEFAULT_LIMIT
+) -> list[str]:
+    """The ``href`` (as written, unescaped) of each ``<a>``/``<area>`` with ``rel`` nofollow.
+
+    The whole text is read, within ``limit`` bytes, and at most
+    :data:`MAX_LINKS` links are returned.
+    """
+    links: list[str] = []
+    for name, attributes in _start_tags(_text(body, encoding, limit), head_only=False):
+        if name in ("a", "area"):
+            found = _attributes(attributes, ("href", "rel"))
+            if len(found) == 2 and "nofollow" in found["rel"].lower().split():
+                links.append(found["href"])
+                if len(links) >= MAX_LINKS:
+                    break
+    return links
+
+
+def _start_tags(text: str, *, head_only: bool) -> Iterator[tuple[str, str]]:
+    """Each start tag's name (lower-case) and attribute text, in document order."""
     position = 0
-    while len(metas) < MAX_TAGS:
+    while True:
         opening = _OPENING.search(text, position)
         if opening is None:
-            break
+            return
         start = opening.start()
         if text.startswith("<!--", start):
             end = text.find("-->", start + 4)
             if end < 0:
-                break
+                return
             position = end + 3
             continue
         tag = _TAG.match(text, start)
@@ -87,17 +199,13 @@ def _scan(text: str) -> list[tuple[str, str]]:
             continue
         position = tag.end()
         closing, name = tag[1], tag[2].lower()
-        if (closing and name == "head") or (not closing and name in _END_OF_HEAD):
-            break
+        if head_only and ((closing and name == "head") or (not closing and name in _END_OF_HEAD)):
+            return
         if closing:
             continue
-        if name == "meta":
-            attributes = _attributes(tag[3])
-            if "name" in attributes and "content" in attributes:
-                metas.append((attributes["name"], attributes["content"]))
-        elif name in _RAW_TEXT:
+        yield name, tag[3]
+        if name in _RAW_TEXT:
             end_tag = re.compile(f"</{name}", re.IGNORECASE).search(text, position)
             if end_tag is None:
-                break
+                return
             position = end_tag.end()
-    return metas
