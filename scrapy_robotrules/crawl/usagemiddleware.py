@@ -29,8 +29,8 @@ from ..engine.usage.preferences import (
     UNKNOWN,
     Statement,
     UsageView,
-    header_statements,
     nothing_said,
+    read_headers,
     robots_statements,
     usage_view,
 )
@@ -119,9 +119,10 @@ class UsagePreferencesMiddleware:
         headers = response.headers
         stated = not _USAGE_HEADERS.isdisjoint(headers)
         if stated:
-            statements = statements + header_statements(
+            said, header_notes = read_headers(
                 headers.getlist(b"Content-Usage"), headers.getlist(b"Content-Signal")
             )
+            statements, notes = statements + said, notes + header_notes
         metas = response_metas(response, self._html)
         tdm = None
         if self._tdmrep is not None:

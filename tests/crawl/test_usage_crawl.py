@@ -148,3 +148,31 @@ def test_purposes_setting(value: object, expected: tuple[str, ...]) -> None:
 def test_purposes_setting_rejects(value: object) -> None:
     with pytest.raises(RobotRulesSettingError, match="ROBOTRULES_PURPOSES"):
         RobotRulesConfig.from_settings(Settings({"ROBOTRULES_PURPOSES": value}), agent=False)
+
+
+@async_test
+async def test_every_header_line_is_read(mockserver: MockServer) -> None:
+    # A thousand lines, the refusal last: no line is dropped, the refusal
+    # counts, and explain() names the line that decided.
+    flood = {
+        "/usage-lines": ("Content-Usage", "train-ai=y", "train-ai=n"),
+        "/signal-lines": ("Content-Signal", "ai-train=yes", "ai-train=no"),
+    }
+    for path, (name, consent, refusal) in flood.items():
+        lines = ((name, consent),) * 999 + ((name, refusal),)
+        mockserver.set_page(HOST, path, Reply(body=html(), headers=HTML, header_lines=lines))
+    urls = [mockserver.url(HOST, path) for path in flood]
+    settings = {**SETTINGS, "ROBOTRULES_PURPOSES": ["train-ai"]}
+    result = await run_spider(UsageSpider, settings, start_urls=urls)
+    views = result.spider.views
+    usage, signal = views["/usage-lines"], views["/signal-lines"]
+    assert usage.state("train-ai") == signal.state("train-ai") == "disallowed"
+    assert usage.explain()[0] == "train-ai: disallowed <- Content-Usage header 1000: 'train-ai=n'"
+    assert usage.explain()[-1].startswith("Content-Usage: 1000 header lines read as one field")
+    assert signal.explain()[0] == (
+        "train-ai: disallowed <- Content-Signal header 1000: 'ai-train=no'"
+    )
+    assert signal.explain()[-1].startswith("Content-Signal: 1000 header lines read")
+    marks = {item["url"]: item.get("robotrules_usage_refused") for item in result.spider.items}
+    assert all(marks[path] for path in flood)
+    assert result.stats["robotrules/usage/train-ai/disallowed"] == 2

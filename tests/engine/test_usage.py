@@ -21,6 +21,7 @@ from scrapy_robotrules.engine.usage.preferences import (
     header_statements,
     nothing_said,
     parse_dictionary,
+    read_headers,
     robots_statements,
     usage_view,
 )
@@ -285,6 +286,61 @@ def test_content_usage_header_lines_are_one_field() -> None:
     statements = header_statements(["train-ai=y", "train-ai=n"])
     assert len(statements) == 1
     assert statements[0].preferences == {"train-ai": False}
+
+
+def test_every_header_line_is_read() -> None:
+    # No line past a cap is dropped: with a refusal winning, a dropped
+    # refusal would read as consent. The lines that decide are listed, the
+    # others counted in a note.
+    statements, notes = read_headers(["train-ai=y"] * 999 + ["train-ai=n"])
+    found = usage_view("https://e.com/", statements, notes=notes)
+    assert found.state("train-ai") == DISALLOWED
+    assert found.explain() == [
+        "train-ai: disallowed <- Content-Usage header 1000: 'train-ai=n'",
+        "search: unknown",
+        "ai-input: unknown",
+        "tdm: unknown",
+        "Content-Usage: 1000 header lines read as one field, a repeated key keeping its last"
+        " value: 999 lines hold none that counts",
+    ]
+    statements, notes = read_headers(content_signal=["ai-train=yes"] * 999 + ["ai-train=no"])
+    found = usage_view("https://e.com/", statements, notes=notes)
+    assert found.state("train-ai") == DISALLOWED
+    assert found.explain() == [
+        "train-ai: disallowed <- Content-Signal header 1000: 'ai-train=no'",
+        "search: unknown",
+        "ai-input: unknown",
+        "tdm: unknown",
+        "Content-Signal: 1000 header lines read; 998 say again what the lines listed say,"
+        " and are not listed",
+    ]
+
+
+def test_the_lines_of_one_field_each_decide_their_keys() -> None:
+    # RFC 9651 §4.2.2: a repeated key keeps its last value, wherever it is.
+    statements = header_statements(["train-ai=n, search=y", "x=1", "train-ai=y"])
+    assert [(s.line, s.preferences, s.unknown) for s in statements] == [
+        (1, {"search": True}, ()),
+        (2, {}, ("x",)),
+        (3, {"train-ai": True}, ()),
+    ]
+    # One line that does not parse leaves the whole field unparsable.
+    statements = header_statements(["train-ai=n"] * 50 + ["train-ai=n,,"])
+    assert [(s.line, s.error) for s in statements] == [
+        (51, "unparsable: a key must start with a-z or *")
+    ]
+    assert header_statements(["train-ai=n", ""])[0].error.endswith("an empty line among several")
+    many = ", ".join(f"k{i}=y" for i in range(40))
+    (statement,) = header_statements([many, many.replace("k", "j")])
+    assert (statement.line, statement.error) == (2, "unparsable: more than 64 members")
+
+
+def test_reading_header_lines_keeps_what_decides() -> None:
+    # Work follows the bytes of the headers; what is kept does not.
+    lines = [f"ai-train=yes, ai-input=no, x{i}" for i in range(5000)]
+    statements, notes = read_headers(lines[:100], lines)
+    assert len(statements) <= 4
+    assert len(notes) == 2
 
 
 def test_unparsable_header_is_unknown() -> None:

@@ -45,6 +45,7 @@ from .vocabulary import (
     content_signal_preferences,
     header_statements,
     make_statement,
+    read_headers,
 )
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ __all__ = [
     "header_statements",
     "nothing_said",
     "parse_dictionary",
+    "read_headers",
     "refuse_purposes",
     "robots_statements",
     "usage_view",

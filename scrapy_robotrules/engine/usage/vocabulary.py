@@ -23,7 +23,6 @@ __all__ = [
     "CONTENT_USAGE",
     "DISALLOWED",
     "HEADER",
-    "MAX_HEADERS",
     "MAX_MEMBERS",
     "MAX_VALUE_CHARS",
     "META",
@@ -41,6 +40,7 @@ __all__ = [
     "content_signal_preferences",
     "header_statements",
     "make_statement",
+    "read_headers",
 ]
 
 TRAIN_AI = "train-ai"
@@ -61,9 +61,6 @@ ROBOTS = "robots.txt"
 HEADER = "header"
 META = "meta"
 TDMREP_FILE = "tdmrep.json"
-
-MAX_HEADERS = 32
-"""Header lines of each kind read per response."""
 
 _AIPREF_LABELS = {TRAIN_AI: TRAIN_AI, SEARCH: SEARCH}
 """aipref vocab §6.1: labels (case-sensitive) and the purposes they name."""
@@ -141,10 +138,15 @@ def aipref_preferences(value: str) -> tuple[dict[str, bool], tuple[str, ...]]:
     known label (another token, a string, a boolean) leaves it unknown, and
     is reported; unknown labels are ignored (§6.4), and reported.
     """
-    members = parse_dictionary(value)
+    return _aipref_members(parse_dictionary(value).items())
+
+
+def _aipref_members(
+    members: Iterable[tuple[str, object]],
+) -> tuple[dict[str, bool], tuple[str, ...]]:
     preferences: dict[str, bool] = {}
     unknown: list[str] = []
-    for key, item in members.items():
+    for key, item in members:
         purpose = _AIPREF_LABELS.get(key)
         if purpose is None:
             unknown.append(key)
@@ -212,15 +214,91 @@ def header_statements(
 ) -> list[Statement]:
     """Statements of the ``Content-Usage`` and ``Content-Signal`` headers of a response.
 
-    Several ``Content-Usage`` lines are one field (RFC 9651 §4.2: joined
-    with commas) and so one statement.
+    :func:`read_headers` without its notes.
+    """
+    return read_headers(content_usage, content_signal)[0]
+
+
+def read_headers(
+    content_usage: Iterable[str | bytes] = (), content_signal: Iterable[str | bytes] = ()
+) -> tuple[list[Statement], list[str]]:
+    """Statements of every ``Content-Usage`` and ``Content-Signal`` header line, and notes.
+
+    Every line is read, each up to :data:`MAX_VALUE_CHARS` characters, so
+    the work follows the bytes of the headers; what is kept does not: the
+    statements are the lines that decide (a few at most), the notes say how
+    many lines were read besides.
+    """
+    statements, notes = _content_usage([_text(value) for value in content_usage])
+    signals, signal_notes = _content_signal(_text(value) for value in content_signal)
+    return statements + signals, notes + signal_notes
+
+
+def _content_usage(lines: list[str]) -> tuple[list[Statement], list[str]]:
+    """The ``Content-Usage`` field: its lines are one dictionary (RFC 9651 §4.2).
+
+    Read as if joined with commas, each line parsed in turn: a repeated key
+    keeps its last value (§4.2.2) and a line that does not parse leaves the
+    whole field unparsable. The statements are the lines holding the
+    values that count, so ``explain()`` shows the line that decided.
+    """
+    if len(lines) <= 1:
+        return [make_statement(HEADER, CONTENT_USAGE, line, line=1) for line in lines], []
+    members: dict[str, tuple[object, int]] = {}
+    for number, line in enumerate(lines, 1):
+        try:
+            if not line.strip(" \t"):
+                raise ValueError("an empty line among several")
+            for key, item in parse_dictionary(line).items():
+                members.pop(key, None)
+                members[key] = (item, number)
+            if len(members) > MAX_MEMBERS:
+                raise ValueError(f"more than {MAX_MEMBERS} members")
+        except ValueError as exc:
+            error = f"unparsable: {exc}"
+            statement = Statement(
+                HEADER, CONTENT_USAGE, line[:MAX_VALUE_CHARS], line=number, error=error
+            )
+            return [statement], [f"Content-Usage: {len(lines)} header lines read as one field"]
+    statements = []
+    for number in sorted({number for _, number in members.values()}):
+        preferences, unknown = _aipref_members(
+            (key, item) for key, (item, decided) in members.items() if decided == number
+        )
+        value = lines[number - 1][:MAX_VALUE_CHARS]
+        statements.append(
+            Statement(HEADER, CONTENT_USAGE, value, preferences, line=number, unknown=unknown)
+        )
+    note = (
+        f"Content-Usage: {len(lines)} header lines read as one field, a repeated key keeping"
+        f" its last value: {len(lines) - len(statements)} lines hold none that counts"
+    )
+    return statements, [note] if len(statements) < len(lines) else []
+
+
+def _content_signal(lines: Iterable[str]) -> tuple[list[Statement], list[str]]:
+    """``Content-Signal`` lines: each a statement, combined with the others as vocab §5.1 says.
+
+    Any "no" disallows, else any "yes" allows: a line saying again what an
+    earlier one said changes nothing, and is counted in a note rather than
+    kept. Kept: the first line, each line saying something new of a
+    purpose, and the first with parts not understood.
     """
     statements: list[Statement] = []
-    usage = [_text(v) for _, v in zip(range(MAX_HEADERS), content_usage, strict=False)]
-    if usage:
-        statements.append(make_statement(HEADER, CONTENT_USAGE, ", ".join(usage), line=1))
-    for number, value in enumerate(content_signal, 1):
-        if number > MAX_HEADERS:
-            break
-        statements.append(make_statement(HEADER, CONTENT_SIGNAL, _text(value), line=number))
-    return statements
+    said: set[tuple[str, bool]] = set()
+    unknown_kept = False
+    number = 0
+    for number, line in enumerate(lines, 1):
+        statement = make_statement(HEADER, CONTENT_SIGNAL, line, line=number)
+        new = set(statement.preferences.items()) - said
+        if not statements or new or (statement.unknown and not unknown_kept):
+            statements.append(statement)
+            said |= new
+            unknown_kept = unknown_kept or bool(statement.unknown)
+    repeated = number - len(statements)
+    if not repeated:
+        return statements, []
+    return statements, [
+        f"Content-Signal: {number} header lines read; {repeated} say again what the lines"
+        " listed say, and are not listed"
+    ]
