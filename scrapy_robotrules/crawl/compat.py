@@ -12,11 +12,12 @@ SPEC: none (Scrapy's internals, for the parts that hold SPEC 6 and 8).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from importlib import import_module
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from pydispatch.dispatcher import getAllReceivers  # type: ignore[import-untyped]
 from scrapy import Request as _Request
@@ -51,9 +52,11 @@ __all__ = [
     "extra_download_place",
     "failing_start",
     "guard_crawl",
+    "in_thread",
     "judge_spider_output",
     "limit_jitter",
     "on_scheduler_close",
+    "reactorless",
     "request_header",
     "request_headers",
     "request_meta",
@@ -65,6 +68,8 @@ __all__ = [
     "watch_in_slot",
 ]
 
+
+T = TypeVar("T")
 
 request_url: Callable[[Request], str] = attrgetter("_url")
 """``request.url`` without a call of its property (2.13 to 2.19 keep it in ``_url``)."""
@@ -109,6 +114,22 @@ try:
 except (ImportError, AttributeError):
     _SCRAPY_CALL_LATER = None
 
+_IS_REACTORLESS: Callable[[], bool] | None
+try:
+    _IS_REACTORLESS = import_module("scrapy.utils.reactorless").is_reactorless
+except (ImportError, AttributeError):
+    _IS_REACTORLESS = None
+
+
+def reactorless() -> bool:
+    """Whether the crawl runs without a Twisted reactor (``TWISTED_REACTOR_ENABLED = False``).
+
+    2.15+: ``scrapy.utils.reactorless.is_reactorless()``, asked from the crawl's
+    loop (an asyncio loop runs, no reactor is installed); importing
+    ``twisted.internet.reactor`` is then forbidden. Before 2.15 there is no such mode.
+    """
+    return _IS_REACTORLESS is not None and _IS_REACTORLESS()
+
 
 def call_later(seconds: float, func: Callable[..., object], *args: Any) -> Timer:
     """Call ``func(*args)`` in ``seconds`` under the crawl's loop: 2.14+ ``scrapy.utils.asyncio.
@@ -118,6 +139,21 @@ def call_later(seconds: float, func: Callable[..., object], *args: Any) -> Timer
     from twisted.internet import reactor
 
     return _TwistedTimer(cast("ReactorBase", reactor).callLater(seconds, func, *args))
+
+
+def in_thread(func: Callable[[], T]) -> Deferred[T]:
+    """``func()`` run in a thread; its result as a Deferred (awaited with
+    ``maybe_deferred_to_future`` in every mode).
+
+    Without a reactor: ``asyncio.to_thread`` on the crawl's loop. Under a
+    reactor: ``deferToThread``, the reactor's thread pool
+    (``REACTOR_THREADPOOL_MAXSIZE``), which the reactor stops in order at exit.
+    """
+    if reactorless():
+        return Deferred.fromFuture(asyncio.ensure_future(asyncio.to_thread(func)))
+    from twisted.internet.threads import deferToThread
+
+    return deferToThread(func)
 
 
 async def sleep(seconds: float) -> None:
