@@ -294,7 +294,8 @@ async def test_an_upload_refused_at_close_is_one_error_and_every_line_lost(
 ) -> None:
     urls = _site(mockserver)
     target = f"ftp://bob:s3cret@127.0.0.1:{refusing_port}/audit.jsonl"
-    result = await run_spider(RecordingSpider, {**SETTINGS, "ROBOTRULES_AUDIT": target}, start_urls=urls)
+    settings = {**SETTINGS, "ROBOTRULES_AUDIT": target}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
     fetches = RobotsManager.for_crawler(result.crawler).report.fetches
     assert stat(result, "audit/lines") == 0
     assert stat(result, "audit/lost") == len(urls) + fetches

@@ -12,6 +12,7 @@ the stats identity. Each crawl must leave no ERROR and no reactor imported.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -105,7 +106,8 @@ def test_decisions_unreachable_robots_txt_and_the_whole_audit_trail(tmp_path: Pa
         tmp_path,
         {"sites": SITES, "start": STARTS, "settings": {**OURS, "ROBOTRULES_AUDIT": str(trail)}},
     )
-    assert set(result["crawled"]) == {url(result, "a", "/private/open"), url(result, "a", "/public")}
+    crawled = {url(result, "a", "/private/open"), url(result, "a", "/public")}
+    assert set(result["crawled"]) == crawled
     assert {tuple(failure) for failure in result["failures"]} == {
         (url(result, "a", "/private/1"), "RobotsTxtForbidden"),
         (url(result, "down", "/page"), "RobotsTxtUnreachable"),
@@ -153,7 +155,7 @@ def test_crawl_delay_spaces_the_pages(tmp_path: Path) -> None:
     assert stat(result, "crawl_delay/applied") >= 1
     times = [t for site, path, t in result["requests"] if site == "slow" and path != "/robots.txt"]
     # Without the delay the pages come milliseconds apart; half the delay is a loose floor.
-    assert all(later - earlier >= delay / 2 for earlier, later in zip(times, times[1:]))
+    assert all(later - earlier >= delay / 2 for earlier, later in itertools.pairwise(times))
 
 
 def html(meta: str = "") -> str:
@@ -161,7 +163,9 @@ def html(meta: str = "") -> str:
 
 
 def test_page_level_directives_and_usage_preferences(tmp_path: Path) -> None:
-    robots = "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\n"
+    robots = (
+        "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\n"
+    )
     pages = {
         "/plain": {"body": html()},
         "/noindex": {"body": html('<meta name="robots" content="noindex">')},
@@ -196,16 +200,17 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 def test_a_store_keeps_robots_txt_for_the_next_crawl(tmp_path: Path, store_url: str) -> None:
     settings = {**OURS, "ROBOTRULES_STORE": store_url}
-    job = {"sites": {"a": {"robots": {"body": PRIVATE}}}, "settings": settings}
-    first = crawl(tmp_path, {**job, "start": ["{a}/one", "{a}/private/1"]}, "first")
-    assert len(requested(first, "a", "/robots.txt")) == 1
-    assert stat(first, "store/errors") == 0
-    # The second crawl's site is a new server on a new port: a new origin, so
-    # the same site is crawled again in the same process to reuse the store.
-    again = crawl(tmp_path, {**job, "start": ["{a}/two", "{a}/private/2", "{a}/three"]}, "again")
-    assert stat(again, "forbidden") == 1
-    assert stat(again, "store/errors") == 0
-    assert identity_holds(again)
+    starts = ["{a}/one", "{a}/private/1"]
+    job = {"sites": {"a": {"robots": {"body": PRIVATE}}}, "start": starts, "settings": settings}
+    result = crawl(tmp_path, {**job, "repeat": 2})
+    first, again = result["runs"]
+    # One robots.txt fetch for both crawls: the second read the file from the store.
+    assert len(requested(result, "a", "/robots.txt")) == 1
+    for run in (first, again):
+        assert stat(run, "store/errors") == 0
+        assert (stat(run, "allowed"), stat(run, "forbidden")) == (1, 1)
+        assert identity_holds(run)
+    assert stat(again, "store/hits") >= 1
 
 
 def test_sitemaps_are_followed(tmp_path: Path) -> None:

@@ -12,12 +12,14 @@ importing ``twisted.internet.reactor`` forbidden as under ``scrapy crawl``.
 The job (JSON): ``sites`` maps a name to ``robots`` (``status``, ``body``,
 ``hold_until_parked``: answer only once that many requests are parked) and
 ``pages`` (path to ``status``, ``body``, ``headers``; other paths get an HTML
-page linking ``links``); robots.txt bodies, pages and links are formatted
-with ``{name}`` too (``Sitemap: {a}/sitemap.xml``); ``start`` lists URLs, ``{name}`` standing for a
-site's ``http://127.0.0.1:port``; ``settings`` (strings formatted the same
-way); ``follow``. The result (JSON): ``crawled``, ``failures``, ``items``,
-``stats``, ``log`` (level, logger, message), ``requests`` (site, path, monotonic time),
-``sites`` (name to base URL) and ``reactor_imported``.
+page linking ``links``); ``start`` lists URLs; ``settings``; ``follow``;
+``repeat`` (crawls of the same sites, one after another). In URLs, settings,
+robots.txt bodies, pages and links, ``{name}`` stands for a site's
+``http://127.0.0.1:port`` (``Sitemap: {a}/sitemap.xml``). The result (JSON):
+what the last crawl did (``crawled``, ``failures``, ``items``, ``stats``),
+every crawl's in ``runs``, and ``log`` (level, logger, message),
+``requests`` (site, path, monotonic time), ``sites`` (name to base URL) and
+``reactor_imported``.
 """
 
 from __future__ import annotations
@@ -161,11 +163,25 @@ async def release_when_parked(crawler: Crawler, sites: list[Site]) -> None:
 
 
 async def crawl(job: Job) -> dict[str, Any]:
-    """Start the sites, crawl them, stop them: what the crawl did."""
+    """Start the sites, crawl them (``repeat`` times, one after the other), stop them.
+
+    What the last crawl did, with every crawl's own in ``runs``.
+    """
     requests: list[tuple[str, str, float]] = []
     sites = [Site(name, config, requests) for name, config in job["sites"].items()]
     runners = [await site.start() for site in sites]
     bases.update((site.name, site.base) for site in sites)
+    runs: list[dict[str, Any]] = []
+    try:
+        for _ in range(job.get("repeat", 1)):
+            runs.append(await crawl_once(job, sites))
+    finally:
+        for site_runner in runners:
+            await site_runner.cleanup()
+    return {**runs[-1], "runs": runs, "requests": requests, "sites": bases}
+
+
+async def crawl_once(job: Job, sites: list[Site]) -> dict[str, Any]:
     settings = {
         "TWISTED_REACTOR_ENABLED": False,
         "TELNETCONSOLE_ENABLED": False,
@@ -181,8 +197,6 @@ async def crawl(job: Job) -> dict[str, Any]:
     finally:
         if watcher is not None:
             watcher.cancel()
-        for site_runner in runners:
-            await site_runner.cleanup()
     spider = crawler.spider
     assert isinstance(spider, JobSpider)
     assert crawler.stats is not None
@@ -191,8 +205,6 @@ async def crawl(job: Job) -> dict[str, Any]:
         "failures": spider.failures,
         "items": spider.items,
         "stats": {key: _plain(value) for key, value in crawler.stats.get_stats().items()},
-        "requests": requests,
-        "sites": bases,
     }
 
 
