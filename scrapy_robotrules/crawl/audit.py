@@ -170,7 +170,6 @@ class AuditWriter:
             except Exception as exc:  # how much of it went in is not known: none is counted
                 raise _Failed(exc, 0) from None
             return data.count(b"\n")
-        start = raw.tell() if raw.seekable() else None
         done = 0
         view = memoryview(data)
         try:
@@ -181,12 +180,8 @@ class AuditWriter:
                 done += count
         except Exception as exc:
             cut = data.rfind(b"\n", 0, done) + 1
-            if cut < done and start is not None:
-                try:
-                    raw.seek(start + cut)
-                    raw.truncate()
-                except OSError:
-                    pass  # the torn line stays; it is not counted
+            if cut < done:
+                _cut_torn_line(raw, done - cut)
             raise _Failed(exc, data.count(b"\n", 0, cut)) from None
         return data.count(b"\n")
 
@@ -207,6 +202,22 @@ class AuditWriter:
                 self.file.flush()
             except Exception as exc:
                 self.error = exc
+
+
+def _cut_torn_line(raw: io.RawIOBase, torn: int) -> None:
+    """Take the ``torn`` bytes just written (a line's start) off the end of the file.
+
+    Only while they are still its end: a trail is appended to, and another
+    crawl may share it. Where the file cannot seek or be cut, they stay (and
+    are not counted).
+    """
+    try:
+        end = raw.tell()
+        if raw.seek(0, io.SEEK_END) == end >= torn:
+            raw.truncate(end - torn)
+            raw.seek(end - torn)
+    except (OSError, ValueError):
+        pass
 
 
 class _Failed(Exception):
