@@ -1,20 +1,28 @@
-"""The audit trail of a crawl (``ROBOTRULES_AUDIT``, issue 16): its lines, written in a thread.
+"""The audit trail of a crawl (``ROBOTRULES_AUDIT``): its lines, written in a thread.
 
 One JSON line per decided request and one per robots.txt fetch, built by
 :mod:`scrapy_robotrules.engine.audit` (which keeps credentials out of them).
 The trail goes where Scrapy's feed storages put a feed: a path, ``file://``,
 ``s3://``, ``ftp://``... (``FEED_STORAGES``), chosen and built as Scrapy's
 ``FeedExporter`` does. Lines are handed to a thread a batch at a time, so
-the reactor never waits on the disk; at most ``ROBOTRULES_AUDIT_BUFFER``
-lines wait in memory. Past that the writer has fallen behind, and the next
-batch is written on the reactor's thread (counted ``audit/sync_writes``):
-slower, but no line is ever lost. Everything is flushed when the spider closes.
+the crawl's loop (a reactor's, or asyncio's without one) never waits on
+the disk; at most ``ROBOTRULES_AUDIT_BUFFER`` lines wait in memory. Past
+that the writer has fallen behind, and the next batch is written on the
+loop's thread (counted ``audit/sync_writes``): slower, but no line is ever
+lost. Everything is flushed when the spider closes.
+
+A file is written in whole lines only: a write that fails part way (a full
+disk) is cut back to the last whole line, and from then on lines are
+counted, not written. ``audit/lines`` counts the lines stored, once the
+storage stored the file (an upload, for remote ones); ``audit/lost`` the
+lines that were not.
 
 SPEC 7 (what decided, written down) and 8 (each fetch and its outcome).
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
 import time
@@ -23,8 +31,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
-from twisted.internet.defer import Deferred, maybeDeferred
-from twisted.internet.threads import deferToThread
+from twisted.internet.defer import Deferred
 
 from ..engine.audit import (
     SHADOW,
@@ -65,7 +72,7 @@ KNOWN_FILES = 100_000
 
 
 class AuditWriter:
-    """Lines to one open file, written in order by a thread, a batch at a time."""
+    """Lines to one open file, written in order by a thread, a batch at a time, whole."""
 
     def __init__(
         self, file: IO[bytes], *, cap: int, on_sync: Callable[[], None] | None = None
@@ -74,6 +81,7 @@ class AuditWriter:
         self.cap = cap
         self.batch = max(1, min(BATCH, cap))
         self._on_sync = on_sync
+        self._raw = _unbuffered(file)
         self._buffer: list[str] = []
         self._pending: deque[list[str]] = deque()
         self._pending_lines = 0
@@ -83,7 +91,10 @@ class AuditWriter:
         self._timer: Any = None
         self.error: BaseException | None = None
         """Why the file could not be written; lines after it are counted, not written."""
+        self.written = 0
+        """Lines written whole to the file."""
         self.lost = 0
+        """Lines not written (the rest of the batch that failed, and every one after it)."""
 
     def add(self, line: str) -> None:
         buffer = self._buffer
@@ -114,7 +125,7 @@ class AuditWriter:
             self._start_worker()
 
     def _start_worker(self) -> None:
-        worker = self._worker = deferToThread(self._drain)
+        worker = self._worker = compat.in_thread(self._drain)
 
         def done(_: object) -> None:
             self._worker = None
@@ -135,11 +146,44 @@ class AuditWriter:
                 if self.error is not None:
                     self.lost += len(batch)
                     continue
+                data = "".join(f"{line}\n" for line in batch).encode("ascii")
                 try:
-                    self.file.write("".join(f"{line}\n" for line in batch).encode("ascii"))
-                except Exception as exc:  # a full disk, a closed pipe: the crawl goes on
-                    self.error = exc
-                    self.lost += len(batch)
+                    whole = self._write(data)
+                except _Failed as failed:  # a full disk, a closed pipe: the crawl goes on
+                    self.error = failed.error
+                    self.written += failed.whole
+                    self.lost += len(batch) - failed.whole
+                else:
+                    self.written += whole
+
+    def _write(self, data: bytes) -> int:
+        """Write ``data`` (whole lines); the lines written. Raises :class:`_Failed`.
+
+        Through the unbuffered stream under the file when it has one, so that
+        what reached the file is known to the byte: a write that failed part
+        way is cut back to the last whole line (when the file can seek).
+        """
+        raw = self._raw
+        if raw is None:
+            try:
+                self.file.write(data)
+            except Exception as exc:  # how much of it went in is not known: none is counted
+                raise _Failed(exc, 0) from None
+            return data.count(b"\n")
+        done = 0
+        view = memoryview(data)
+        try:
+            while done < len(data):
+                count = raw.write(view[done:])
+                if count is None:  # a non-blocking file that could take nothing now
+                    raise BlockingIOError("the audit file took no bytes")
+                done += count
+        except Exception as exc:
+            cut = data.rfind(b"\n", 0, done) + 1
+            if cut < done:
+                _cut_torn_line(raw, done - cut)
+            raise _Failed(exc, data.count(b"\n", 0, cut)) from None
+        return data.count(b"\n")
 
     async def close(self) -> None:
         """Every line written (in the thread), the file flushed."""
@@ -149,7 +193,7 @@ class AuditWriter:
         self.hand_over()
         while self._worker is not None:
             await maybe_deferred_to_future(self._worker)
-        await maybe_deferred_to_future(deferToThread(self._drain_and_flush))
+        await maybe_deferred_to_future(compat.in_thread(self._drain_and_flush))
 
     def _drain_and_flush(self) -> None:
         self._drain()
@@ -158,6 +202,44 @@ class AuditWriter:
                 self.file.flush()
             except Exception as exc:
                 self.error = exc
+
+
+def _cut_torn_line(raw: io.RawIOBase, torn: int) -> None:
+    """Take the ``torn`` bytes just written (a line's start) off the end of the file.
+
+    Only while they are still its end: a trail is appended to, and another
+    crawl may share it. Where the file cannot seek or be cut, they stay (and
+    are not counted).
+    """
+    try:
+        end = raw.tell()
+        if raw.seek(0, io.SEEK_END) == end >= torn:
+            raw.truncate(end - torn)
+            raw.seek(end - torn)
+    except (OSError, ValueError):
+        pass
+
+
+class _Failed(Exception):
+    """A write that failed, after ``whole`` of its lines were written."""
+
+    def __init__(self, error: BaseException, whole: int) -> None:
+        super().__init__(error)
+        self.error = error
+        self.whole = whole
+
+
+def _unbuffered(file: IO[bytes]) -> io.RawIOBase | None:
+    """The raw stream under a buffered file (``open()``'s, a temporary file's), flushed.
+
+    The writer writes through it: a buffered file that fails part way keeps
+    bytes in its buffer that a later flush (at close) would write torn.
+    """
+    raw = getattr(file, "raw", None)
+    if not isinstance(raw, io.RawIOBase):
+        return None
+    file.flush()
+    return raw
 
 
 class AuditTrail:
@@ -199,7 +281,6 @@ class AuditTrail:
 
     def _add(self, line: str) -> None:
         self.writer.add(line)
-        self.report.inc("audit/lines")
 
     def request(self, request: Request, decision: Decision, verdict: str) -> None:
         """The line of a decided request: ``allowed``, ``forbidden`` or ``unreachable``."""
@@ -261,20 +342,43 @@ class AuditTrail:
         self._add(line)
 
     async def close(self) -> None:
-        """Every line written, then the storage stores the file (uploads it, for remote ones)."""
+        """Every line written, then the storage stores the file (uploads it, for remote ones).
+
+        ``audit/lines``: the lines stored; ``audit/lost``: the rest, with one
+        ERROR that says why (a full disk, an upload refused), never a traceback.
+        """
         writer = self.writer
         try:
             await writer.close()
         finally:
-            await maybe_deferred_to_future(maybeDeferred(self.storage.store, self.file))
-        if writer.error is not None:
-            self.report.inc("audit/lost", writer.lost)
-            logger.error(
-                "The audit trail could not be written (%(error)s): %(lost)d lines lost"
-                " (robotrules/audit/lost)",
-                {"error": text_without_credentials(str(writer.error)), "lost": writer.lost},
-                extra=self.report.spider,
-            )
+            refused = await self._store()
+        stored, lost, error = writer.written, writer.lost, writer.error
+        if refused is not None:  # nothing reached the storage
+            stored, lost, error = 0, stored + lost, refused
+        self.report.inc("audit/lines", stored)
+        if error is None:
+            return
+        self.report.inc("audit/lost", lost)
+        logger.error(
+            "The audit trail could not be %(what)s (%(error)s): %(lost)d lines lost"
+            " (robotrules/audit/lost)",
+            {
+                "what": "stored" if refused is not None else "written",
+                "error": text_without_credentials(f"{type(error).__name__}: {error}"),
+                "lost": lost,
+            },
+            extra=self.report.spider,
+        )
+
+    async def _store(self) -> BaseException | None:
+        """Hand the file to its storage (which closes or uploads it); why it failed, if it did."""
+        try:
+            stored = self.storage.store(self.file)
+            if isinstance(stored, Deferred):
+                await maybe_deferred_to_future(stored)
+        except Exception as exc:  # a refused connection, a closed file
+            return exc
+        return None
 
     @property
     def shadow(self) -> bool:

@@ -6,6 +6,8 @@ private or undocumented attribute gives, is read here and nowhere else;
 ``tests/test_compat.py`` checks each function against the installed
 Scrapy's real objects, so a release that breaks one fails there first.
 Each function says which versions take which path (by feature detection).
+The crawl's loop in each mode (timers, sleeps, threads, with or without a
+reactor) is read in :mod:`.compat_loop`, and used from here (``compat.call_later``).
 
 SPEC: none (Scrapy's internals, for the parts that hold SPEC 6 and 8).
 """
@@ -14,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from importlib import import_module
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydispatch.dispatcher import getAllReceivers  # type: ignore[import-untyped]
 from scrapy import Request as _Request
@@ -24,7 +25,8 @@ from scrapy import signals as scrapy_signals
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
-from twisted.internet.defer import Deferred
+
+from .compat_loop import Timer, call_later, in_thread, reactorless, sleep
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Headers, Response
     from scrapy.settings import BaseSettings
-    from twisted.internet.base import DelayedCall, ReactorBase
 
 __all__ = [
     "ROBOTS_PARSED",
@@ -51,9 +52,11 @@ __all__ = [
     "extra_download_place",
     "failing_start",
     "guard_crawl",
+    "in_thread",
     "judge_spider_output",
     "limit_jitter",
     "on_scheduler_close",
+    "reactorless",
     "request_header",
     "request_headers",
     "request_meta",
@@ -86,45 +89,6 @@ def request_header(request: Request, name: bytes) -> bytes | None:
     headers = request_headers(request)
     values: list[bytes] | None = None if headers is None else dict.get(headers, name)
     return values[-1] if values else None
-
-
-class Timer(Protocol):
-    """A scheduled call; ``cancel()`` may be called after it ran or was cancelled."""
-
-    def cancel(self) -> None: ...
-
-
-class _TwistedTimer:
-    def __init__(self, call: DelayedCall) -> None:
-        self._call = call
-
-    def cancel(self) -> None:
-        if self._call.active():
-            self._call.cancel()
-
-
-_SCRAPY_CALL_LATER: Callable[..., Timer] | None
-try:
-    _SCRAPY_CALL_LATER = import_module("scrapy.utils.asyncio").call_later
-except (ImportError, AttributeError):
-    _SCRAPY_CALL_LATER = None
-
-
-def call_later(seconds: float, func: Callable[..., object], *args: Any) -> Timer:
-    """Call ``func(*args)`` in ``seconds`` under the crawl's loop: 2.14+ ``scrapy.utils.asyncio.
-    call_later`` (asyncio's loop if any, else the reactor); 2.13 ``reactor.callLater``."""
-    if _SCRAPY_CALL_LATER is not None:
-        return _SCRAPY_CALL_LATER(seconds, func, *args)
-    from twisted.internet import reactor
-
-    return _TwistedTimer(cast("ReactorBase", reactor).callLater(seconds, func, *args))
-
-
-async def sleep(seconds: float) -> None:
-    """Sleep under either reactor from 2.13 on (``scrapy.utils.asyncio.sleep`` is 2.18+)."""
-    done: Deferred[None] = Deferred()
-    call_later(seconds, done.callback, None)
-    await maybe_deferred_to_future(done)
 
 
 async def download(crawler: Crawler, request: Request) -> Response:

@@ -8,9 +8,14 @@ unreachable outcome independent of timing.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import logging
+import os
+import socket
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +30,9 @@ from helpers.crawling import (
 )
 from helpers.mockserver import MockServer, Reply, install_loopback_dns
 from helpers.variants import OURS, stat
+from scrapy import Spider
 from scrapy.crawler import CrawlerRunner
+from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_robotrules.crawl.audit import AuditWriter
@@ -215,3 +222,86 @@ async def test_lines_name_the_policy_that_applied(mockserver: MockServer, tmp_pa
     assert ("request", "a.test", "a.test") in named
     assert ("fetch", "a.test", "a.test") in named
     assert all(line["policy"] is not None for line in lines)
+
+
+class _SmallDisk(io.FileIO):
+    """A file on a disk with room for ``ROOM`` bytes: a write past it takes what fits, then
+    fails with ENOSPC, as a write to a full file system does."""
+
+    ROOM = 4000
+
+    def write(self, data: Any) -> int:
+        room = self.ROOM - os.fstat(self.fileno()).st_size
+        if room <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return super().write(bytes(data)[:room])
+
+
+class SmallDiskStorage(FileFeedStorage):
+    """``smalldisk:///path``: a local file on a small disk, opened as ``open(path, "ab")`` is."""
+
+    def __init__(self, uri: str, *, feed_options: dict[str, Any] | None = None) -> None:
+        super().__init__(uri.removeprefix("smalldisk://"), feed_options=feed_options)
+
+    def open(self, spider: Spider) -> io.BufferedWriter:
+        return io.BufferedWriter(_SmallDisk(self.path, "ab"))
+
+
+def _errors(result: Any) -> list[logging.LogRecord]:
+    return [record for record in result.records if record.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize("buffer", [1, 10_000])
+@async_test
+async def test_a_full_disk_keeps_whole_lines_and_counts_the_stored_and_the_lost(
+    mockserver: MockServer, tmp_path: Path, buffer: int
+) -> None:
+    # With a buffer of 1 every line is written on its own, on the crawl's thread;
+    # with 10 000 all of them go in one batch, in the writer thread at close.
+    trail = tmp_path / "audit.jsonl"
+    mockserver.set_robots("a.test", Reply(body=ROBOTS))
+    urls = [mockserver.url("a.test", f"/public/{n}") for n in range(40)]
+    settings = {
+        **SETTINGS,
+        "FEED_STORAGES": {"smalldisk": SmallDiskStorage},
+        "ROBOTRULES_AUDIT": f"smalldisk://{trail}",
+        "ROBOTRULES_AUDIT_BUFFER": buffer,
+    }
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    text = trail.read_text("ascii")
+    assert 0 < len(text) <= _SmallDisk.ROOM
+    assert text.endswith("\n"), "a torn last line"
+    lines = _lines(trail)  # every one whole JSON
+    assert stat(result, "audit/lines") == len(lines)
+    assert stat(result, "audit/lost") == len(urls) + 1 - len(lines) > 0
+    (error,) = _errors(result)
+    assert error.exc_info is None
+    assert f"{stat(result, 'audit/lost')} lines lost" in error.getMessage()
+    assert "No space left on device" in error.getMessage()
+
+
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that refuses connections: bound, never listening."""
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        yield bound.getsockname()[1]
+
+
+@async_test
+async def test_an_upload_refused_at_close_is_one_error_and_every_line_lost(
+    mockserver: MockServer, refusing_port: int
+) -> None:
+    urls = _site(mockserver)
+    target = f"ftp://bob:s3cret@127.0.0.1:{refusing_port}/audit.jsonl"
+    settings = {**SETTINGS, "ROBOTRULES_AUDIT": target}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    fetches = RobotsManager.for_crawler(result.crawler).report.fetches
+    assert stat(result, "audit/lines") == 0
+    assert stat(result, "audit/lost") == len(urls) + fetches
+    (error,) = _errors(result)
+    assert error.exc_info is None
+    message = error.getMessage()
+    assert message.startswith("The audit trail could not be stored (ConnectionRefusedError")
+    assert f"{len(urls) + fetches} lines lost" in message
+    assert not any("s3cret" in record.getMessage() for record in result.records)

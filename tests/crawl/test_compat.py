@@ -9,6 +9,7 @@ the newest and with the oldest supported Scrapy (they are ``crawl`` tests).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 from scrapy.settings import Settings
-from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
@@ -451,6 +452,15 @@ async def test_a_timer_calls_once_after_its_delay_unless_cancelled() -> None:
     assert calls[0] >= 0.04
     timer.cancel()  # after it ran: no error
     cancelled.cancel()  # twice: no error
+
+
+@in_loop
+async def test_a_function_runs_in_a_thread_and_its_result_is_awaited() -> None:
+    # Under a reactor (these tests run under one): not reactorless, the reactor's pool.
+    # Without a reactor, test_reactorless.py's crawls take the asyncio path.
+    assert not compat.reactorless()
+    result = await maybe_deferred_to_future(compat.in_thread(threading.get_ident))
+    assert result != threading.get_ident()
 
 
 @in_loop
