@@ -242,7 +242,12 @@ def unknown(settings: BaseSettings, spider: object = None) -> list[str]:
 
 
 def _unknown(name: str, shown: str, known: dict[str, Any]) -> str:
-    close = difflib.get_close_matches(name, known, n=1)
+    # Compared without the prefix all names share, which would make any two look alike.
+    prefix = len("ROBOTRULES_")
+    by_rest = {other[prefix:].lower(): other for other in known}
+    close = [
+        by_rest[rest] for rest in difflib.get_close_matches(name[prefix:].lower(), by_rest, n=1)
+    ]
     if name.isupper() or name.upper() not in TABLE:
         hint = f"did you mean {close[0]}?" if close else "no known name is close"
     else:  # a setting's name as a spider attribute

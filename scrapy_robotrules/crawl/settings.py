@@ -188,7 +188,7 @@ def named_for_robots(settings: BaseSettings, spider: Spider | None) -> bool:
     one robots.txt is asked about, as Scrapy's ``RobotsTxtMiddleware`` does.
     """
     named = (
-        defined(spider, "robotrules_user_agent"),
+        spider_value(spider, "robotrules_user_agent", settings),
         value(settings, "ROBOTRULES_USER_AGENT"),
         settings.get("ROBOTSTXT_USER_AGENT"),
     )
@@ -200,7 +200,9 @@ def _user_agent(settings: BaseSettings, spider: Spider | None) -> str:
     candidates: list[tuple[str, object]] = []
     if spider is not None:
         attribute = "robotrules_user_agent"
-        candidates.append((attribute_name(spider, attribute), defined(spider, attribute)))
+        candidates.append(
+            (attribute_name(spider, attribute), spider_value(spider, attribute, settings))
+        )
     candidates += [
         ("ROBOTRULES_USER_AGENT", value(settings, "ROBOTRULES_USER_AGENT")),
         ("ROBOTSTXT_USER_AGENT", settings.get("ROBOTSTXT_USER_AGENT")),
