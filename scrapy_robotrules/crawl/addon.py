@@ -11,10 +11,10 @@ middleware takes its place there. A priority (or
 ``None``) the project gave either class of this package itself stays as it
 is. ``ROBOTSTXT_OBEY`` remains the switch.
 
-The add-on also checks the ``ROBOTRULES_*`` settings of the process as soon
-as its ``CrawlerProcess`` (or runner) is built, before any crawl: a bad
-value ends the program there with one line and exit status 1, as a
-command-line usage error does. Scrapy gives no other way out of a
+The add-on also checks every ``ROBOTRULES_*`` setting of the process (the
+whole table of :mod:`.setting_table`) as soon as its ``CrawlerProcess`` (or
+runner) is built, before any crawl: a bad value ends the program there with
+one line and exit status 1, as a command-line usage error does. Scrapy gives no other way out of a
 ``CrawlerProcess`` script with a non-zero status: a crawl that fails to
 start lets ``process.start()`` return normally.
 
@@ -32,7 +32,8 @@ from .content_coding import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
 from .extension import RobotRulesExtension
 from .middleware import RobotRulesMiddleware
 from .pagemiddleware import PageDirectivesMiddleware
-from .settings import RobotRulesConfig, RobotRulesSettingError
+from .setting_table import check
+from .setting_values import RobotRulesSettingError
 from .usagemiddleware import UsagePreferencesMiddleware
 
 if TYPE_CHECKING:
@@ -56,12 +57,13 @@ class Addon:
 
         Only what the process settings decide is checked here; spiders
         (``custom_settings``, ``robotrules_*`` attributes) are checked when
-        their crawl starts, and their agent then.
+        their crawl starts, and their agent then. Unknown ``ROBOTRULES_*``
+        names are reported then too, once logging is set up.
         """
         if not settings.getbool("ROBOTSTXT_OBEY"):
             return
         try:
-            RobotRulesConfig.from_settings(settings, agent=False)
+            check(settings)
         except RobotRulesSettingError as error:
             # SystemExit prints its message, without a traceback, and exits with status 1.
             raise SystemExit(f"scrapy-robotrules: {error}") from None

@@ -44,8 +44,7 @@ from ..engine.audit import (
 from ..engine.fetch_policy import Outcome
 from . import compat
 from .carried import origin_for
-from .operator_config import storage_class
-from .setting_values import RobotRulesSettingError
+from .setting_values import RobotRulesSettingError, storage_class
 
 if TYPE_CHECKING:
     from collections.abc import Callable

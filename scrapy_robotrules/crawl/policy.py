@@ -15,8 +15,8 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from ..engine.decision import Decision
-from ..engine.policies import DELAY_ACTIONS, Policies, Policy, PolicyError, parse_policies
-from .setting_values import RobotRulesSettingError, as_choice
+from ..engine.policies import Policies, Policy
+from .setting_table import value
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -71,15 +71,8 @@ class SitePolicies:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SitePolicies:
-        """Read and check both settings; :class:`RobotRulesSettingError` names what is wrong."""
-        try:
-            policies = parse_policies(settings.get(SETTING))
-        except PolicyError as exc:
-            raise RobotRulesSettingError(str(exc)) from None
-        action = settings.get(ACTION_SETTING) or "clamp"
-        if isinstance(action, str):
-            action = action.strip().lower()
-        return cls(policies, as_choice(ACTION_SETTING, action, DELAY_ACTIONS))
+        """Both settings, read through the table (:class:`RobotRulesSettingError` if bad)."""
+        return cls(value(settings, SETTING), value(settings, ACTION_SETTING))
 
     def for_origin(self, origin: str) -> Policy | None:
         """The policy for ``origin`` (``scheme://host:port``), if one names its host."""

@@ -1,10 +1,12 @@
-"""Reading one setting's value: numbers, durations, choices, lists, the store URL.
+"""Reading one setting's value: numbers, durations, choices, lists, paths, the store URL.
 
 Each reader returns the value in the type the crawl layer uses, or raises
 :class:`RobotRulesSettingError` naming the setting and what it accepts. Every
-number has a range (``LIMITS``): a value far outside it (a lease of ``1e300``
-seconds) would pass a "positive number" check and then break every call to a
-shared store.
+number has a range (given by :mod:`.setting_table`): a value far outside it
+(a lease of ``1e300`` seconds) would pass a "positive number" check and
+then break every call to a shared store. What a reader can find out without
+side effects it finds before the crawl: an audit path that is a directory,
+a store URL redis-py refuses.
 
 SPEC 5 and 8 (the modes and the fetch policy's limits the settings choose).
 """
@@ -13,11 +15,25 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
+import re
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
+from scrapy.utils.python import without_none_values
+from w3lib.url import file_uri_to_path
+
+from ..engine.agents import product_token
+from ..engine.audit import url_without_credentials
+from ..engine.policies import DELAY_ACTIONS, Policies, PolicyError, parse_policies
 from ..engine.stores import redact_url, store_kind
 
-__all__ = ["LIMITS", "MAX_RETRY_DELAY", "USAGE_PURPOSES", "RobotRulesSettingError"]
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["MAX_RETRY_DELAY", "USAGE_PURPOSES", "RobotRulesSettingError", "storage_class"]
 
 USAGE_PURPOSES = ("train-ai", "search", "ai-input", "tdm")
 """What ``ROBOTRULES_PURPOSES`` may list (the engine's ``PURPOSES``)."""
@@ -26,22 +42,6 @@ MAX_RETRY_DELAY = 600.0
 """The back-off between fetches of an unreachable robots.txt never exceeds this."""
 
 DAY = 86_400.0
-LIMITS: dict[str, float] = {
-    "ROBOTRULES_MAX_SIZE": 10_000_000,
-    "ROBOTRULES_RETRY_DELAY": MAX_RETRY_DELAY,
-    "ROBOTRULES_UNREACHABLE_TIMEOUT": 7 * DAY,
-    "ROBOTRULES_MAX_AGE": 365 * DAY,
-    "ROBOTRULES_MIN_AGE": 365 * DAY,
-    "ROBOTRULES_CACHE_SIZE": 100_000_000,
-    "ROBOTRULES_CACHE_BYTES": 2**40,
-    "ROBOTRULES_AUTOMATON_BYTES": 2**40,
-    "ROBOTRULES_MAX_CRAWL_DELAY": DAY,
-    "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 10_000_000,
-    "ROBOTRULES_CONCURRENT_FETCHES": 10_000,
-    "ROBOTRULES_LEASE": 3_600.0,
-    "ROBOTRULES_PAGE_MAX_HTML": 10_000_000,
-}
-"""The largest value each numeric setting accepts (README's settings table says the same)."""
 
 
 class RobotRulesSettingError(ValueError):
@@ -84,18 +84,16 @@ def plain(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else repr(number)
 
 
-def as_seconds(name: str, value: object, *, zero: bool = True) -> float:
+def as_seconds(name: str, value: object, *, maximum: float, zero: bool = True) -> float:
     number = as_number(value)
-    maximum = LIMITS[name]
     if number is None or number < 0 or (number == 0 and not zero) or number > maximum:
         bound = "0 or more" if zero else "more than 0"
         raise invalid(name, f"a number of seconds, {bound} and at most {plain(maximum)}", value)
     return number
 
 
-def as_integer(name: str, value: object, *, minimum: int) -> int:
+def as_integer(name: str, value: object, *, minimum: int, maximum: int) -> int:
     number = as_number(value)
-    maximum = int(LIMITS[name])
     if number is None or not number.is_integer() or not minimum <= number <= maximum:
         raise invalid(name, f"a whole number from {minimum} to {maximum}", value)
     return int(number)
@@ -148,8 +146,138 @@ def as_store(value: object) -> str:
         kind = store_kind(value.strip())
     except ValueError:
         raise invalid(name, expected, shown) from None
-    if kind == "redis" and importlib.util.find_spec("redis") is None:
-        raise RobotRulesSettingError(
-            f"{name} = {shown!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
-        )
+    if kind == "redis":
+        if importlib.util.find_spec("redis") is None:
+            raise RobotRulesSettingError(
+                f"{name} = {shown!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
+            )
+        from ..engine.stores.redis import check_url
+
+        try:
+            check_url(value.strip())
+        except ValueError as exc:
+            raise RobotRulesSettingError(
+                f"{name} = {shown!r} is refused by redis-py: {exc}"
+            ) from None
     return value.strip()
+
+
+def as_agent(name: str, value: object) -> str | None:
+    """A user agent string that starts with a product token; ``None`` when unset."""
+    if value is None or value in ("", b""):
+        return None
+    agent = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    if not isinstance(agent, str) or not product_token(agent):
+        raise invalid(name, "a user agent string that starts with a product token", value)
+    return agent
+
+
+def as_delay_action(name: str, value: object) -> str:
+    """What a Crawl-delay above the maximum does: ``clamp`` (also when unset) or ``skip``."""
+    if value is None or value == "":
+        return DELAY_ACTIONS[0]
+    action = value.strip().lower() if isinstance(value, str) else value
+    return as_choice(name, action, DELAY_ACTIONS)
+
+
+def as_policies(value: object) -> Policies:
+    """``ROBOTRULES_POLICIES``, read and checked by the engine (:mod:`..engine.policies`)."""
+    try:
+        return parse_policies(value)
+    except PolicyError as exc:
+        raise RobotRulesSettingError(str(exc)) from None
+
+
+def as_patterns(name: str, value: object) -> tuple[re.Pattern[str], ...]:
+    """Regular expressions: one (a string) or a list of them."""
+    items = [value] if isinstance(value, str) else value
+    expected = "a list of regular expressions"
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        raise invalid(name, expected, value)
+    try:
+        return tuple(re.compile(item) for item in items)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise RobotRulesSettingError(f"{name} must be {expected}, not {value!r} ({exc})") from None
+
+
+def as_sitemap_rules(name: str, value: object) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """``(regex, callback name)`` pairs, as ``SitemapSpider.sitemap_rules`` are."""
+    expected = "a list of (regex, callback name) pairs"
+    pairs = value if isinstance(value, (list, tuple)) else None
+    if pairs is None or not all(
+        isinstance(pair, (list, tuple))
+        and len(pair) == 2
+        and isinstance(pair[0], str)
+        and isinstance(pair[1], str)
+        and pair[1].strip()
+        for pair in pairs
+    ):
+        raise invalid(name, expected, value)
+    patterns = as_patterns(name, [regex for regex, _ in pairs])
+    return tuple(zip(patterns, (callback.strip() for _, callback in pairs), strict=True))
+
+
+def storage_class(settings: BaseSettings, uri: str) -> str | type[Any]:
+    """The feed storage for ``uri``, chosen as Scrapy's ``FeedExporter`` chooses it.
+
+    Raises :class:`RobotRulesSettingError` for a scheme no storage takes.
+    """
+    storages = without_none_values(settings.getwithbase("FEED_STORAGES"))
+    scheme = _scheme(uri)
+    if scheme not in storages:
+        known = ", ".join(sorted(repr(s) for s in storages if s))
+        raise RobotRulesSettingError(
+            f"ROBOTRULES_AUDIT: no feed storage for {scheme!r} URIs"
+            f" (FEED_STORAGES has {known}): {url_without_credentials(uri)!r}"
+        )
+    found: str | type[Any] = storages[scheme]
+    return found
+
+
+def _scheme(uri: str) -> str:
+    scheme = urlparse(uri).scheme
+    return "" if len(scheme) <= 1 else scheme  # ``C:`` is a Windows drive, not a scheme
+
+
+def as_audit(name: str, value: object, settings: BaseSettings) -> str | None:
+    """Where the audit trail goes: a path or a feed storage URI; ``None``: nowhere.
+
+    A local file must be one the crawl can append to: a directory, a path
+    through a file, or a directory without write permission is refused
+    before the crawl (nothing is created yet: Scrapy's file storage makes
+    the missing directories when the crawl opens it).
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, os.PathLike):  # a pathlib.Path, as FEEDS accepts
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value.strip():
+        raise invalid(name, "a path or a feed storage URI", type(value).__name__)
+    uri = value.strip()
+    storage_class(settings, uri)
+    scheme = _scheme(uri)
+    if scheme in ("", "file"):
+        path = Path(file_uri_to_path(uri) if scheme == "file" else uri)
+        problem = _unwritable(path)
+        if problem is not None:
+            raise RobotRulesSettingError(
+                f"{name}: cannot write the audit trail to {url_without_credentials(uri)!r}"
+                f" ({problem})"
+            )
+    return uri
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why the crawl could not append to the file ``path``, or ``None``."""
+    if path.is_dir():
+        return "a directory; give the path of a file"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else "the file is not writable"
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{str(parent)!r} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"no permission to create files in {str(parent)!r}"
+    return None

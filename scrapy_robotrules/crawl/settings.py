@@ -14,8 +14,10 @@ Scrapy's ``RobotsTxtMiddleware`` (see :func:`named_for_robots`). The spider's
 ``robotrules_precedence`` attribute likewise overrides
 ``ROBOTRULES_PRECEDENCE``.
 
-Each value is read by :mod:`.setting_values`, which also holds every
-number's range (``LIMITS``).
+Each value is read through :mod:`.setting_table`, the table of every
+setting the package reads (with every number's range, ``LIMITS``);
+:func:`crawl_config` checks them all, and the spider's attributes, as a
+crawl starts.
 """
 
 from __future__ import annotations
@@ -25,26 +27,29 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..engine.agents import AGENT_MATCH_STYLES, TOKEN, product_token
-from ..engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED_CHOICES
+from ..engine.agents import TOKEN, product_token
+from ..engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE
 from ..engine.index.automata import DEFAULT_AUTOMATON_BYTES
 from ..engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
-from ..engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from ..engine.precedence import MOST_SPECIFIC
 from ..engine.reading import DEFAULT_MAX_SIZE
 from ..engine.stores import DEFAULT_CACHE_BYTES
-from .setting_values import (
+from .setting_table import (
     LIMITS,
+    PAGE_NOINDEX_CHOICES,
+    TABLE,
+    attribute_name,
+    check,
+    defined,
+    spider_value,
+    unknown,
+    value,
+)
+from .setting_values import (
     MAX_RETRY_DELAY,
     USAGE_PURPOSES,
     RobotRulesSettingError,
-    as_boolean,
-    as_choice,
-    as_field_name,
-    as_integer,
-    as_purposes,
-    as_seconds,
-    as_store,
-    invalid,
+    as_agent,
 )
 
 if TYPE_CHECKING:
@@ -56,6 +61,7 @@ __all__ = [
     "DEFAULTS",
     "LIMITS",
     "MAX_RETRY_DELAY",
+    "PAGE_NOINDEX_CHOICES",
     "USAGE_PURPOSES",
     "RobotRulesConfig",
     "RobotRulesSettingError",
@@ -65,40 +71,39 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULTS: dict[str, Any] = {
-    "ROBOTRULES_PRECEDENCE": MOST_SPECIFIC,
-    "ROBOTRULES_AGENT_MATCH": TOKEN,
-    "ROBOTRULES_USER_AGENT": None,
-    "ROBOTRULES_MAX_SIZE": DEFAULT_MAX_SIZE,
-    "ROBOTRULES_UNAUTHORIZED": "allow",
-    "ROBOTRULES_RETRY_DELAY": 5.0,
-    "ROBOTRULES_UNREACHABLE_TIMEOUT": 300.0,
-    "ROBOTRULES_MAX_AGE": DEFAULT_MAX_AGE,
-    "ROBOTRULES_MIN_AGE": DEFAULT_MIN_AGE,
-    "ROBOTRULES_CACHE_SIZE": 100_000,
-    "ROBOTRULES_CACHE_BYTES": DEFAULT_CACHE_BYTES,
-    "ROBOTRULES_AUTOMATON_BYTES": DEFAULT_AUTOMATON_BYTES,
-    "ROBOTRULES_CRAWL_DELAY": True,
-    "ROBOTRULES_MAX_CRAWL_DELAY": 60.0,
-    "ROBOTRULES_MAX_WAITING_PER_ORIGIN": 1000,
-    "ROBOTRULES_CONCURRENT_FETCHES": 64,
-    "ROBOTRULES_STORE": "memory",
-    "ROBOTRULES_LEASE": 10.0,
-    # Page-level directives (pagemiddleware.py).
-    "ROBOTRULES_PAGE_NOFOLLOW": True,
-    "ROBOTRULES_PAGE_NOFOLLOW_LINKS": False,
-    "ROBOTRULES_PAGE_NOINDEX": "mark",
-    "ROBOTRULES_PAGE_NOINDEX_FIELD": "robotrules_noindex",
-    "ROBOTRULES_PAGE_MAX_HTML": DEFAULT_PAGE_MAX_HTML,
-    # Usage preferences (usagemiddleware.py).
-    "ROBOTRULES_PURPOSES": [],
-    "ROBOTRULES_USAGE_ITEMS": "mark",
-    "ROBOTRULES_USAGE_FIELD": "robotrules_usage_refused",
-}
-"""Every setting this package reads, with its default."""
+CONFIG_SETTINGS = (
+    "ROBOTRULES_PRECEDENCE",
+    "ROBOTRULES_AGENT_MATCH",
+    "ROBOTRULES_USER_AGENT",
+    "ROBOTRULES_MAX_SIZE",
+    "ROBOTRULES_UNAUTHORIZED",
+    "ROBOTRULES_RETRY_DELAY",
+    "ROBOTRULES_UNREACHABLE_TIMEOUT",
+    "ROBOTRULES_MAX_AGE",
+    "ROBOTRULES_MIN_AGE",
+    "ROBOTRULES_CACHE_SIZE",
+    "ROBOTRULES_CACHE_BYTES",
+    "ROBOTRULES_AUTOMATON_BYTES",
+    "ROBOTRULES_CRAWL_DELAY",
+    "ROBOTRULES_MAX_CRAWL_DELAY",
+    "ROBOTRULES_MAX_WAITING_PER_ORIGIN",
+    "ROBOTRULES_CONCURRENT_FETCHES",
+    "ROBOTRULES_STORE",
+    "ROBOTRULES_LEASE",
+    "ROBOTRULES_PAGE_NOFOLLOW",
+    "ROBOTRULES_PAGE_NOFOLLOW_LINKS",
+    "ROBOTRULES_PAGE_NOINDEX",
+    "ROBOTRULES_PAGE_NOINDEX_FIELD",
+    "ROBOTRULES_PAGE_MAX_HTML",
+    "ROBOTRULES_PURPOSES",
+    "ROBOTRULES_USAGE_ITEMS",
+    "ROBOTRULES_USAGE_FIELD",
+)
+"""The settings :class:`RobotRulesConfig` holds, one field each (the others: operator
+controls, site policies and sitemaps, are read by their own components)."""
 
-PAGE_NOINDEX_CHOICES = ("mark", "drop", "ignore")
-"""What ``ROBOTRULES_PAGE_NOINDEX`` does with items of a noindex page."""
+DEFAULTS: dict[str, Any] = {name: TABLE[name].default for name in CONFIG_SETTINGS}
+"""The defaults of the settings the config holds (:data:`.setting_table.TABLE` has them all)."""
 
 
 @dataclass(frozen=True)
@@ -158,86 +163,20 @@ class RobotRulesConfig:
         ``agent=False`` leaves the user agent unchecked (``*``): before a
         spider is known, its attributes may still provide one.
         """
-
-        def get(name: str) -> Any:
-            return settings.get(name, DEFAULTS[name])
-
-        precedence = as_choice(
-            "ROBOTRULES_PRECEDENCE", get("ROBOTRULES_PRECEDENCE"), PRECEDENCE_MODES
-        )
-        attribute = getattr(spider, "robotrules_precedence", None)
-        if attribute is not None:
-            precedence = as_choice(
-                _attribute_name(spider, "robotrules_precedence"), attribute, PRECEDENCE_MODES
-            )
-        return cls(
-            user_agent=_user_agent(settings, spider) if agent else "*",
-            precedence=precedence,
-            agent_match=as_choice(
-                "ROBOTRULES_AGENT_MATCH", get("ROBOTRULES_AGENT_MATCH"), AGENT_MATCH_STYLES
-            ),
-            max_size=as_integer("ROBOTRULES_MAX_SIZE", get("ROBOTRULES_MAX_SIZE"), minimum=1),
-            unauthorized=as_choice(
-                "ROBOTRULES_UNAUTHORIZED", get("ROBOTRULES_UNAUTHORIZED"), UNAUTHORIZED_CHOICES
-            ),
-            retry_delay=as_seconds(
-                "ROBOTRULES_RETRY_DELAY", get("ROBOTRULES_RETRY_DELAY"), zero=False
-            ),
-            unreachable_timeout=as_seconds(
-                "ROBOTRULES_UNREACHABLE_TIMEOUT", get("ROBOTRULES_UNREACHABLE_TIMEOUT")
-            ),
-            max_age=as_seconds("ROBOTRULES_MAX_AGE", get("ROBOTRULES_MAX_AGE"), zero=False),
-            min_age=as_seconds("ROBOTRULES_MIN_AGE", get("ROBOTRULES_MIN_AGE")),
-            cache_size=as_integer("ROBOTRULES_CACHE_SIZE", get("ROBOTRULES_CACHE_SIZE"), minimum=1),
-            cache_bytes=as_integer(
-                "ROBOTRULES_CACHE_BYTES", get("ROBOTRULES_CACHE_BYTES"), minimum=1
-            ),
-            automaton_bytes=as_integer(
-                "ROBOTRULES_AUTOMATON_BYTES", get("ROBOTRULES_AUTOMATON_BYTES"), minimum=0
-            ),
-            crawl_delay=as_boolean("ROBOTRULES_CRAWL_DELAY", get("ROBOTRULES_CRAWL_DELAY")),
-            max_crawl_delay=as_seconds(
-                "ROBOTRULES_MAX_CRAWL_DELAY", get("ROBOTRULES_MAX_CRAWL_DELAY")
-            ),
-            max_waiting_per_origin=as_integer(
-                "ROBOTRULES_MAX_WAITING_PER_ORIGIN",
-                get("ROBOTRULES_MAX_WAITING_PER_ORIGIN"),
-                minimum=0,
-            ),
-            concurrent_fetches=as_integer(
-                "ROBOTRULES_CONCURRENT_FETCHES", get("ROBOTRULES_CONCURRENT_FETCHES"), minimum=1
-            ),
-            store=as_store(get("ROBOTRULES_STORE")),
-            lease=as_seconds("ROBOTRULES_LEASE", get("ROBOTRULES_LEASE"), zero=False),
-            page_nofollow=as_boolean("ROBOTRULES_PAGE_NOFOLLOW", get("ROBOTRULES_PAGE_NOFOLLOW")),
-            page_nofollow_links=as_boolean(
-                "ROBOTRULES_PAGE_NOFOLLOW_LINKS", get("ROBOTRULES_PAGE_NOFOLLOW_LINKS")
-            ),
-            page_noindex=as_choice(
-                "ROBOTRULES_PAGE_NOINDEX", get("ROBOTRULES_PAGE_NOINDEX"), PAGE_NOINDEX_CHOICES
-            ),
-            page_noindex_field=as_field_name(
-                "ROBOTRULES_PAGE_NOINDEX_FIELD", get("ROBOTRULES_PAGE_NOINDEX_FIELD")
-            ),
-            page_max_html=as_integer(
-                "ROBOTRULES_PAGE_MAX_HTML", get("ROBOTRULES_PAGE_MAX_HTML"), minimum=1
-            ),
-            purposes=as_purposes(get("ROBOTRULES_PURPOSES")),
-            usage_items=as_choice(
-                "ROBOTRULES_USAGE_ITEMS", get("ROBOTRULES_USAGE_ITEMS"), PAGE_NOINDEX_CHOICES
-            ),
-            usage_field=as_field_name("ROBOTRULES_USAGE_FIELD", get("ROBOTRULES_USAGE_FIELD")),
-        )
+        fields = {
+            name.removeprefix("ROBOTRULES_").lower(): value(settings, name)
+            for name in CONFIG_SETTINGS
+        }
+        precedence = spider_value(spider, "robotrules_precedence", settings)
+        if precedence is not None:
+            fields["precedence"] = precedence
+        fields["user_agent"] = _user_agent(settings, spider) if agent else "*"
+        return cls(**fields)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, spider: Spider | None = None) -> RobotRulesConfig:
         """The config of ``crawler``, with ``spider`` (by default the crawler's) applied."""
         return cls.from_settings(crawler.settings, spider if spider is not None else crawler.spider)
-
-
-def _attribute_name(spider: object, attribute: str) -> str:
-    name = getattr(spider, "name", None) or type(spider).__name__
-    return f"{attribute} (attribute of spider {name!r})"
 
 
 def named_for_robots(settings: BaseSettings, spider: Spider | None) -> bool:
@@ -249,39 +188,32 @@ def named_for_robots(settings: BaseSettings, spider: Spider | None) -> bool:
     one robots.txt is asked about, as Scrapy's ``RobotsTxtMiddleware`` does.
     """
     named = (
-        getattr(spider, "robotrules_user_agent", None),
-        settings.get("ROBOTRULES_USER_AGENT"),
+        spider_value(spider, "robotrules_user_agent", settings),
+        value(settings, "ROBOTRULES_USER_AGENT"),
         settings.get("ROBOTSTXT_USER_AGENT"),
     )
-    return any(value not in (None, "", b"") for value in named)
+    return any(given not in (None, "", b"") for given in named)
 
 
 def _user_agent(settings: BaseSettings, spider: Spider | None) -> str:
     """The first agent given: spider attribute, then the settings' fallback chain."""
     candidates: list[tuple[str, object]] = []
     if spider is not None:
+        attribute = "robotrules_user_agent"
         candidates.append(
-            (
-                _attribute_name(spider, "robotrules_user_agent"),
-                getattr(spider, "robotrules_user_agent", None),
-            )
+            (attribute_name(spider, attribute), spider_value(spider, attribute, settings))
         )
     candidates += [
-        ("ROBOTRULES_USER_AGENT", settings.get("ROBOTRULES_USER_AGENT")),
+        ("ROBOTRULES_USER_AGENT", value(settings, "ROBOTRULES_USER_AGENT")),
         ("ROBOTSTXT_USER_AGENT", settings.get("ROBOTSTXT_USER_AGENT")),
     ]
     if spider is not None:
-        candidates.append(
-            (_attribute_name(spider, "user_agent"), getattr(spider, "user_agent", None))
-        )
+        candidates.append((attribute_name(spider, "user_agent"), defined(spider, "user_agent")))
     candidates.append(("USER_AGENT", settings.get("USER_AGENT")))
-    for name, value in candidates:
-        if value is None or value in ("", b""):
-            continue
-        agent = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-        if not isinstance(agent, str) or not product_token(agent):
-            raise invalid(name, "a user agent string that starts with a product token", value)
-        return agent
+    for name, given in candidates:
+        agent = as_agent(name, given)
+        if agent is not None:
+            return agent
     names = ", ".join(name for name, _ in candidates)
     raise RobotRulesSettingError(
         f"no user agent to match robots.txt groups with: set one of {names}"
@@ -291,6 +223,12 @@ def _user_agent(settings: BaseSettings, spider: Spider | None) -> str:
 def crawl_config(crawler: Crawler) -> RobotRulesConfig:
     """The config of a crawl about to start: a bad setting stops it, with one ERROR line.
 
+    Every setting of the table and every ``robotrules_*`` attribute of the
+    spider is checked here (:func:`.setting_table.check`), those the config
+    does not hold too, so no component finds a bad value later; a
+    ``ROBOTRULES_*`` setting or ``robotrules_*`` attribute the package does
+    not know gets one WARNING naming the closest real one.
+
     The :class:`RobotRulesSettingError` still propagates, so that the crawl
     fails (``scrapy crawl`` exits with status 1, ``CrawlerRunner.crawl``
     fails with it). Running as an asyncio task (``scrapy crawl``,
@@ -299,7 +237,10 @@ def crawl_config(crawler: Crawler) -> RobotRulesConfig:
     a typo in a setting. Scrapy's Deferred-based ``CrawlerProcess`` still
     reports it as an unhandled error; its last line is this message.
     """
+    for line in unknown(crawler.settings, crawler.spider):
+        logger.warning("%(line)s", {"line": line})
     try:
+        check(crawler.settings, crawler.spider)
         return RobotRulesConfig.from_crawler(crawler)
     except RobotRulesSettingError as error:
         logger.error("%(error)s: the crawl cannot start", {"error": error})

@@ -26,7 +26,7 @@ from ..engine.fetch_policy import Outcome
 from . import compat, signals
 from .carried import origin_for
 from .reporting import logger
-from .setting_values import RobotRulesSettingError, as_boolean
+from .setting_table import value
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -46,28 +46,6 @@ _MAX_SITEMAP = 50 * 1024 * 1024
 """Bytes of a sitemap read, unpacked (the sitemap protocol's own limit)."""
 
 
-def _patterns(name: str, value: object) -> list[re.Pattern[str]]:
-    if isinstance(value, str):
-        value = [value]
-    try:
-        return [re.compile(item) for item in value]  # type: ignore[attr-defined]
-    except (TypeError, re.error) as exc:
-        raise RobotRulesSettingError(
-            f"{name} must be a list of regular expressions, not {value!r} ({exc})"
-        ) from None
-
-
-def _rules(value: object) -> list[tuple[re.Pattern[str], str]]:
-    name = "ROBOTRULES_SITEMAP_RULES"
-    try:
-        pairs = [(str(regex), str(callback)) for regex, callback in value]  # type: ignore[attr-defined]
-        return [(re.compile(regex), callback) for regex, callback in pairs]
-    except (TypeError, ValueError, re.error) as exc:
-        raise RobotRulesSettingError(
-            f"{name} must be a list of (regex, callback name) pairs, not {value!r} ({exc})"
-        ) from None
-
-
 class Sitemaps:
     """The Sitemap lines of the fetched robots.txt, handed to the spider."""
 
@@ -75,13 +53,11 @@ class Sitemaps:
         settings = crawler.settings
         self.crawler = crawler
         self.manager = manager
-        self.follow_sitemaps = as_boolean(
-            "ROBOTRULES_FOLLOW_SITEMAPS", settings.get("ROBOTRULES_FOLLOW_SITEMAPS", False)
+        self.follow_sitemaps: bool = value(settings, "ROBOTRULES_FOLLOW_SITEMAPS")
+        self.follow: tuple[re.Pattern[str], ...] = value(settings, "ROBOTRULES_SITEMAP_FOLLOW")
+        self.rules: tuple[tuple[re.Pattern[str], str], ...] = value(
+            settings, "ROBOTRULES_SITEMAP_RULES"
         )
-        self.follow = _patterns(
-            "ROBOTRULES_SITEMAP_FOLLOW", settings.get("ROBOTRULES_SITEMAP_FOLLOW", [""])
-        )
-        self.rules = _rules(settings.get("ROBOTRULES_SITEMAP_RULES", [("", "parse")]))
         self._seen: dict[str, None] = {}
         if self.follow_sitemaps:
             crawler.signals.connect(self._fetched, signal=signals.robotrules_fetched)

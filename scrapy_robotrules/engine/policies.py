@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
+from . import bounded
 from .agents import AGENT_MATCH_STYLES, product_token
 from .fetch_policy import UNAUTHORIZED_CHOICES
 from .precedence import PRECEDENCE_MODES
@@ -68,7 +67,11 @@ FIELDS = (
 MAX_POLICIES = 1_000_000
 MAX_DELAY = 86_400.0
 MAX_AGENT = 1_000
+MAX_DEPTH = 16  # JSON nesting read at most: a policy needs two (host pattern, field)
+MAX_DIGITS = 30  # digits of a JSON whole number read at most: no field takes more
 _SHOWN = 60
+_shown = partial(bounded.shown, limit=_SHOWN)
+"""``repr(value)``, cut short: a hostile value must not make a megabyte error line."""
 _WITH_IGNORE = frozenset({"robots", "crawl_delay"})
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 _IPV6 = re.compile(r"\[[0-9a-f:.]{2,45}\]")
@@ -81,12 +84,6 @@ class PolicyError(ValueError):
         super().__init__(message)
         self.pattern = pattern
         self.field = field
-
-
-def _shown(value: object) -> str:
-    """``repr(value)``, cut short: a hostile value must not make a megabyte error line."""
-    text = repr(value)
-    return text if len(text) <= _SHOWN else f"{text[: _SHOWN - 5]}...{text[-2:]}"
 
 
 def _where(pattern: object, field: str | None = None) -> str:
@@ -285,12 +282,8 @@ def _host_pattern(key: object) -> tuple[str, str]:
 
 
 def _seconds(pattern: str, field: str, value: object) -> float:
-    if (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and 0 <= value <= MAX_DELAY
-    ):
+    # Compared as given, not as floats: a 400-digit whole number is no float; NaN fails.
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MAX_DELAY:
         return float(value)
     raise _invalid(pattern, field, f"a number of seconds from 0 to {int(MAX_DELAY)}", value)
 
@@ -384,7 +377,9 @@ def parse_policies(value: object) -> Policies:
         return Policies()
     if isinstance(value, (str, bytes)):
         try:
-            value = json.loads(value)
+            value = bounded.loads(value, max_depth=MAX_DEPTH, max_digits=MAX_DIGITS)
+        except bounded.TooLarge as exc:
+            raise PolicyError(f"{SETTING} {exc}: a dict of host patterns, each of fields") from None
         except ValueError:
             raise PolicyError(
                 f"{SETTING} must be a dict or a JSON object, not {_shown(value)}"

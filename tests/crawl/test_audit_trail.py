@@ -27,6 +27,7 @@ from helpers.crawling import (
     async_test,
     reactor_settings,
     run_spider,
+    with_custom_settings,
 )
 from helpers.mockserver import MockServer, Reply, install_loopback_dns
 from helpers.variants import OURS, stat
@@ -144,10 +145,11 @@ async def test_an_audit_file_that_cannot_be_opened_stops_the_crawl_with_the_sett
     (tmp_path / "taken").write_bytes(b"a file, not a directory")
     install_loopback_dns()
     target = str(tmp_path / "taken" / "audit.jsonl")
-    settings = {**BASE_SETTINGS, **reactor_settings(), **SETTINGS, "ROBOTRULES_AUDIT": target}
-    runner = CrawlerRunner(settings)
-    crawler = runner.create_crawler(RecordingSpider)
-    with pytest.raises(RobotRulesSettingError, match=r"^ROBOTRULES_AUDIT: cannot open "):
+    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **SETTINGS})
+    crawler = runner.create_crawler(
+        with_custom_settings({"ROBOTRULES_AUDIT": target}, RecordingSpider)
+    )
+    with pytest.raises(RobotRulesSettingError, match=r"^ROBOTRULES_AUDIT: cannot write "):
         await runner.crawl(crawler, start_urls=_site(mockserver)[:1])
     assert not crawler.stats.get_value("downloader/request_count")
 
@@ -164,9 +166,10 @@ async def test_a_bad_audit_target_stops_the_crawl_without_showing_credentials(
     mockserver: MockServer, value: object, message: str
 ) -> None:
     install_loopback_dns()
-    settings = {**BASE_SETTINGS, **reactor_settings(), **SETTINGS, "ROBOTRULES_AUDIT": value}
-    runner = CrawlerRunner(settings)
-    crawler = runner.create_crawler(RecordingSpider)
+    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **SETTINGS})
+    crawler = runner.create_crawler(
+        with_custom_settings({"ROBOTRULES_AUDIT": value}, RecordingSpider)
+    )
     with pytest.raises(RobotRulesSettingError, match=f"^{message}") as raised:
         await runner.crawl(crawler, start_urls=_site(mockserver)[:1])
     assert "s3cret" not in str(raised.value)

@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 import pytest
-from helpers.crawling import RecordingSpider, async_test, run_spider
+from helpers.crawling import RecordingSpider, async_test, run_spider, with_custom_settings
 from helpers.mockserver import MockServer, Reply
 from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
 from helpers.variants import OURS, stat
@@ -190,12 +190,17 @@ async def test_a_custom_robots_txts_crawl_delay_paces_its_host(mockserver: MockS
     ],
 )
 def test_a_bad_policy_stops_the_crawl_with_one_message(value: object, message: str) -> None:
+    spider = with_custom_settings({"ROBOTRULES_POLICIES": value}, RecordingSpider)
     with pytest.raises(RobotRulesSettingError, match="ROBOTRULES_POLICIES") as caught:
-        RobotsManager.for_crawler(get_crawler(settings_dict={**OURS, "ROBOTRULES_POLICIES": value}))
+        RobotsManager.for_crawler(get_crawler(spider, OURS))
     assert message in str(caught.value)
+    # In the project's settings, the add-on refuses it before any crawler is made.
+    with pytest.raises(SystemExit, match=r"^scrapy-robotrules: ROBOTRULES_POLICIES") as ended:
+        get_crawler(settings_dict={**OURS, "ROBOTRULES_POLICIES": value})
+    assert message in str(ended.value)
 
 
 def test_a_bad_max_crawl_delay_action_stops_the_crawl() -> None:
-    settings = {**OURS, "ROBOTRULES_MAX_CRAWL_DELAY_ACTION": "wait"}
+    spider = with_custom_settings({"ROBOTRULES_MAX_CRAWL_DELAY_ACTION": "wait"}, RecordingSpider)
     with pytest.raises(RobotRulesSettingError, match="ROBOTRULES_MAX_CRAWL_DELAY_ACTION"):
-        RobotsManager.for_crawler(get_crawler(settings_dict=settings))
+        RobotsManager.for_crawler(get_crawler(spider, OURS))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import pytest
 from helpers.crawling import (
@@ -12,13 +13,19 @@ from helpers.crawling import (
     run_spider,
 )
 from helpers.mockserver import MockServer, Reply
-from scrapy import Request
+from scrapy import Request, Spider
+from scrapy.core.engine import ExecutionEngine
 from scrapy.crawler import Crawler
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import TextResponse
 from scrapy.robotstxt import ProtegoRobotParser
 from scrapy.robotstxt import RobotParser as ScrapyRobotParser
+from scrapy.settings import Settings
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-from scrapy_robotrules import RobotParser
+from scrapy_robotrules import RobotParser, RobotRulesSettingError
 from scrapy_robotrules.crawl import compat
 
 CRAWL_TESTS = True
@@ -77,6 +84,64 @@ def test_robotrules_max_size_applies() -> None:
 def test_a_bad_setting_is_reported_when_the_parser_is_built() -> None:
     with pytest.raises(ValueError, match="ROBOTRULES_PRECEDENCE must be one of"):
         parser(b"", {"ROBOTRULES_PRECEDENCE": "longest"})
+
+
+def mock_crawler(settings: dict[str, Any] | None = None) -> mock.MagicMock:
+    """A crawler as Scrapy's own middleware tests build it: a MagicMock with real settings.
+
+    Its ``spider`` is a MagicMock too, which answers every attribute name
+    (``robotrules_precedence``, ``user_agent``...) with another Mock.
+    """
+    crawler = mock.MagicMock()
+    crawler.settings = Settings(settings)
+    return crawler
+
+
+def test_a_mock_spider_has_no_robotrules_attributes() -> None:
+    crawler = mock_crawler({"ROBOTRULES_PRECEDENCE": "first-match"})
+    rp = RobotParser.from_crawler(crawler, FOLDER)
+    assert (rp.precedence, rp.agent_match, rp.user_agent) == ("first-match", "token", None)
+    assert not rp.allowed("http://site.test/folder1/myfile.html", "MyBot")
+    assert rp.allowed("http://site.test/other", "MyBot")
+    named = RobotParser.from_crawler(mock_crawler({"ROBOTRULES_USER_AGENT": "Named/1.0"}), FOLDER)
+    assert named.user_agent == "Named/1.0"
+
+
+class _BadPrecedence(Spider):
+    name = "bad"
+    robotrules_precedence = 5
+
+
+def test_a_real_spiders_attribute_of_the_wrong_type_is_still_an_error() -> None:
+    crawler = mock_crawler()
+    crawler.spider = _BadPrecedence()
+    with pytest.raises(RobotRulesSettingError) as raised:
+        RobotParser.from_crawler(crawler, FOLDER)
+    assert str(raised.value) == (
+        "robotrules_precedence (attribute of spider 'bad') must be one of"
+        " 'most-specific', 'first-match', 'allow-first', not 5"
+    )
+
+
+@pytest.mark.skipif(
+    not hasattr(ExecutionEngine, "download_async"), reason="Scrapy's tests of 2.14+ mock this"
+)
+@async_test
+async def test_scrapys_own_middleware_test_setup_runs_with_it() -> None:
+    """Scrapy's ``test_robotstxt``, with ``ROBOTSTXT_PARSER`` set to this parser."""
+    crawler = mock_crawler(
+        {"ROBOTSTXT_OBEY": True, "ROBOTSTXT_PARSER": "scrapy_robotrules.RobotParser"}
+    )
+    robots = TextResponse(
+        "http://site.local/robots.txt", body=b"User-Agent: *\nDisallow: /admin/\n"
+    )
+    crawler.engine.download_async = mock.AsyncMock(return_value=robots)
+    crawler.signals.send_catch_log_async = mock.AsyncMock(return_value=[])
+    middleware = build_from_crawler(RobotsTxtMiddleware, crawler)
+    await middleware.process_request(Request("http://site.local/allowed"))
+    with pytest.raises(IgnoreRequest):
+        await middleware.process_request(Request("http://site.local/admin/main"))
+    assert isinstance(await middleware.robot_parser(Request("http://site.local/")), RobotParser)
 
 
 class ParsedSpider(RecordingSpider):

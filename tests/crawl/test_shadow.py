@@ -19,6 +19,7 @@ from helpers.crawling import (
     async_test,
     reactor_settings,
     run_spider,
+    with_custom_settings,
 )
 from helpers.mockserver import MockServer, Reply, install_loopback_dns
 from helpers.variants import OURS, paths, stat
@@ -108,8 +109,8 @@ async def test_a_bad_mode_stops_the_crawl_with_the_setting_named(
     mockserver: MockServer, settings: dict[str, Any], spider: type[RecordingSpider], message: str
 ) -> None:
     install_loopback_dns()
-    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **SETTINGS, **settings})
-    crawler = runner.create_crawler(spider)
+    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **SETTINGS})
+    crawler = runner.create_crawler(with_custom_settings(settings, spider))
     with pytest.raises(RobotRulesSettingError, match=f"^{message}"):
         await runner.crawl(crawler, start_urls=_site(mockserver)[:1])
     assert not crawler.stats.get_value("downloader/request_count")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers.crawling import RecordingSpider, async_test, run_spider
+from helpers.crawling import RecordingSpider, async_test, run_spider, with_custom_settings
 from helpers.mockserver import MockServer, Reply
 from helpers.variants import OURS, stat
 from scrapy import Request
@@ -118,6 +118,6 @@ async def test_sitemaps_are_not_followed_by_default(mockserver: MockServer) -> N
 
 
 def test_a_bad_sitemap_follow_stops_the_crawl() -> None:
-    settings = {**OURS, "ROBOTRULES_SITEMAP_FOLLOW": ["("]}
+    spider = with_custom_settings({"ROBOTRULES_SITEMAP_FOLLOW": ["("]}, RecordingSpider)
     with pytest.raises(RobotRulesSettingError, match="ROBOTRULES_SITEMAP_FOLLOW must be a list"):
-        RobotRulesMiddleware(get_crawler(settings_dict=settings))
+        RobotRulesMiddleware(get_crawler(spider, OURS))

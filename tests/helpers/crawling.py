@@ -147,6 +147,17 @@ class RecordingSpider(Spider):
 SpiderT = TypeVar("SpiderT", bound=RecordingSpider)
 
 
+def with_custom_settings(settings: dict[str, Any], spider: type[SpiderT]) -> type[SpiderT]:
+    """``spider`` with ``settings`` as its ``custom_settings``: checked as its crawl starts.
+
+    Project settings with a bad ``ROBOTRULES_*`` value end the program when
+    the runner is built (the add-on's check); a spider's are what reach the crawl.
+    """
+    return cast(
+        "type[SpiderT]", type(spider.__name__, (spider,), {"custom_settings": dict(settings)})
+    )
+
+
 @dataclass
 class CrawlResult(Generic[SpiderT]):
     """Everything a test may want to assert on after a crawl."""

@@ -29,7 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
         "ROBOTRULES_STORE = 'redis://...' needs redis-py: pip install 'scrapy-robotrules[redis]'"
     ) from exc
 
-__all__ = ["PREFIX", "RedisBackend"]
+__all__ = ["PREFIX", "RedisBackend", "check_url"]
 
 PREFIX = "robotrules:"
 
@@ -59,6 +59,19 @@ local keep = math.ceil((turn + interval - now) * 1000) + 3600000
 redis.call('SET', KEYS[1], string.format('%.6f', turn + interval), 'PX', keep)
 return string.format('%.6f', turn - now)
 """
+
+
+def check_url(url: str) -> None:
+    """``ValueError`` (credentials masked) if redis-py refuses ``url``: nothing is contacted.
+
+    redis-py's own reading of the URL (``ConnectionPool.from_url``, which
+    :class:`RedisBackend` uses too) is the judge: a bad port, database or
+    query option (``?socket_timeout=abc``) is found before the crawl.
+    """
+    try:
+        redis.ConnectionPool.from_url(url)
+    except Exception as exc:  # whatever redis-py refuses the URL with
+        raise ValueError(redact_url(url, f"{type(exc).__name__}: {exc}")) from None
 
 
 class RedisBackend:
