@@ -16,6 +16,7 @@ from array import array
 from itertools import accumulate
 from typing import NamedTuple
 
+from .possessive import compile_possessive
 from .urls import RESERVED, UNRESERVED
 
 __all__ = [
@@ -313,7 +314,7 @@ def _fast_member_line() -> re.Pattern[bytes]:
         + rb"| *((?i:" + disallow + rb"|" + allow + rb"))" + star
         + rb"|" + general + rb")?"
     )  # fmt: skip
-    return re.compile(pattern)
+    return compile_possessive(pattern)
 
 
 _FAST_MEMBER_LINE = _fast_member_line()

@@ -39,12 +39,12 @@ class Counting:
 
 @pytest.fixture
 def scanner(monkeypatch: pytest.MonkeyPatch) -> list[Counting]:
-    opening, tag = Counting(scanner_module._OPENING), Counting(scanner_module._TAG)
-    monkeypatch.setattr(scanner_module, "_OPENING", opening)
-    monkeypatch.setattr(scanner_module, "_TAG", tag)
-    finders = {names: Counting(pattern) for names, pattern in scanner_module._FINDERS.items()}
-    monkeypatch.setattr(scanner_module, "_FINDERS", finders)
-    return [opening, tag, *finders.values()]
+    counted = []
+    for name in ("_OPENING", "_TAG_NAME", "_TAG_STOP", "_ATTRIBUTE"):
+        pattern = Counting(getattr(scanner_module, name))
+        monkeypatch.setattr(scanner_module, name, pattern)
+        counted.append(pattern)
+    return counted
 
 
 def test_meta_tags_of_the_head_in_order() -> None:

@@ -11,9 +11,11 @@ bytes, so a 10 MB page costs no more than its first bytes.
 No parser, no tree: one pass over the text in which every character is
 looked at a bounded number of times, whatever the markup (unclosed quotes,
 comments or scripts end the scan rather than restart it), holding nothing
-per tag or attribute passed: the patterns repeat possessively (the regular
-expression engine keeps no state to go back to), and of a tag's attributes
-only the few asked for are picked out, each in one more match. Comments and
+per tag or attribute passed: no pattern repeats a group (a regular
+expression engine keeps state for each turn of a repeated group, tens of
+bytes per byte of a tag of a million attributes); a tag is walked one quoted
+value at a time and its attributes one at a time, keeping only the few
+asked for. Comments and
 the contents of ``<script>``, ``<style>``, ``<template>``, ``<textarea>``
 and ``<title>`` are skipped, so a tag written inside them is not read, as a
 browser would not read it.
@@ -48,37 +50,16 @@ MAX_TAGS = 256
 MAX_LINKS = 65_536
 """``rel="nofollow"`` links returned at most (past them, the page is read no further)."""
 
-_TAG = re.compile(r"""<(/?)([A-Za-z][^\s/>]*+)((?:[^>=]++|=\s*+"[^"]*+"?|=\s*+'[^']*+'?|=)*+)>?""")
-"""A start or end tag. A quote opens a value only after ``=``; an unclosed one runs
-to the end of the text. The match cannot fail, and never goes back."""
 _OPENING = re.compile(r"<[A-Za-z/!]")
+_TAG_NAME = re.compile(r"<(/?)([A-Za-z][^\s/>]*)")
+"""A start or end tag's name."""
+_TAG_STOP = re.compile(r""">|=\s*(?:"[^"]*"?|'[^']*'?)""")
+"""What ends a tag (``>``) or is passed whole on the way (a quoted value: a quote opens
+one only after ``=``, and an unclosed one runs to the end of the text)."""
+_ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*("[^"]*"?|'[^']*'?|[^\s>]*))?""")
+"""An attribute's name and, if it has one, its value (quotes kept)."""
 _RAW_TEXT = ("script", "style", "template", "textarea", "title")
 _END_OF_HEAD = ("body", "frameset")
-_NAME_CHAR = r"""[^\s"'>/=]"""
-_VALUE = r"""(?:\s*+=\s*+("[^"]*+"?|'[^']*+'?|[^\s>]*+))?+"""
-"""An attribute's value, if it has one: unclosed quotes run to the end (group 1)."""
-_PASSED_VALUE = r"""(?:\s*+=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s>]*+))?+"""
-
-
-def _attribute_finder(names: tuple[str, ...]) -> re.Pattern[str]:
-    """A match from a position in a tag's attributes to the first one named in ``names``.
-
-    It passes every other attribute (name and value) possessively and
-    captures the name and the value of the first of ``names``, or matches to
-    the end with no name captured when none is left.
-    """
-    wanted = "|".join(names)
-    whole = rf"(?:{wanted})(?!{_NAME_CHAR})"
-    other = rf"""(?:[\s"'/=>]++|(?!{whole}){_NAME_CHAR}++{_PASSED_VALUE})*+"""
-    return re.compile(rf"{other}(?:({whole}){_VALUE})?+", re.IGNORECASE)
-
-
-_FINDERS = {
-    frozenset(names): _attribute_finder(names)
-    for pair in (("name", "content"), ("href", "rel"))
-    for names in (pair, pair[:1], pair[1:])
-}
-"""A finder for each set of attributes still looked for: both of a pair, or the one left."""
 
 
 def text_encoding(name: str | None) -> str | None:
@@ -125,20 +106,34 @@ def _unquoted(value: str | None) -> str:
 def _attributes(text: str, names: tuple[str, ...]) -> dict[str, str]:
     """The attributes of ``names`` in a tag's attribute text (values unescaped); the first counts.
 
-    One match per attribute found, and one more at most: whatever the number
-    of other attributes, nothing is kept of them.
+    One match per attribute, each let go before the next: whatever the
+    number of attributes, nothing is kept of those passed.
     """
     found: dict[str, str] = {}
     position = 0
     while len(found) < len(names):
-        finder = _FINDERS[frozenset(name for name in names if name not in found)]
-        match = finder.match(text, position)
-        assert match is not None  # every part of the pattern is optional
-        if match[1] is None:
+        attribute = _ATTRIBUTE.search(text, position)
+        if attribute is None:
             break
-        found[match[1].lower()] = _unquoted(match[2])
-        position = match.end()
+        position = attribute.end()
+        name = attribute[1].lower()
+        if name in names and name not in found:
+            found[name] = _unquoted(attribute[2])
     return found
+
+
+def _tag_end(text: str, position: int) -> tuple[int, int]:
+    """Where the attribute text that starts at ``position`` ends, and where the tag does.
+
+    One search per quoted value and one more: a quoted value may hold ``>``.
+    """
+    while True:
+        stop = _TAG_STOP.search(text, position)
+        if stop is None:
+            return len(text), len(text)
+        if stop[0] == ">":
+            return stop.start(), stop.end()
+        position = stop.end()
 
 
 def head_metas(
@@ -193,17 +188,17 @@ def _start_tags(text: str, *, head_only: bool) -> Iterator[tuple[str, str]]:
                 return
             position = end + 3
             continue
-        tag = _TAG.match(text, start)
+        tag = _TAG_NAME.match(text, start)
         if tag is None:
             position = start + 1
             continue
-        position = tag.end()
+        attributes_end, position = _tag_end(text, tag.end())
         closing, name = tag[1], tag[2].lower()
         if head_only and ((closing and name == "head") or (not closing and name in _END_OF_HEAD)):
             return
         if closing:
             continue
-        yield name, tag[3]
+        yield name, text[tag.end() : attributes_end]
         if name in _RAW_TEXT:
             end_tag = re.compile(f"</{name}", re.IGNORECASE).search(text, position)
             if end_tag is None:
