@@ -296,8 +296,7 @@ def _fast_member_line() -> re.Pattern[bytes]:
     disallow = _trie([s.encode() for s in _SPELLINGS["disallow"]])
     # "#" is no value character: it starts a comment.
     value_chars = b"[" + re.escape(UNRESERVED + RESERVED.replace("#", "")).encode("ascii") + b"]"
-    # Possessive: a value never gives back a character (blanks and "#" may
-    # follow it), so a value that is no such rule fails in one pass.
+    # Possessive (see .possessive): a value that is no such rule fails in one pass.
     plain = rb" *:[ ]*(/" + value_chars + rb"*+) *(?![^#\n])"
     # Cut values may hold escapes and non-ASCII (normalised by the caller) and
     # more stars: a hostile file's ``/*%7e<letters>%2f`` or ``/*x1*y1*.php$``
