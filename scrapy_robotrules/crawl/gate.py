@@ -135,8 +135,14 @@ class Gate:
             if not manager.checks(request):
                 report.count("unchecked")
                 return True
-        elif meta.get(DECIDED) is not None or not manager.checks(request):
-            return True  # decided (or unchecked) for this URL already
+        else:
+            decided = meta.get(DECIDED)
+            # Decided (or unchecked) for this URL already, or dropped and let
+            # through for its errback. Not a decision on the URL a redirect
+            # came from: the redirect parked for its own origin's rules is
+            # decided (or parked again) as it is offered again.
+            if decided == url or isinstance(decided, Exception) or not manager.checks(request):
+                return True
         verdicts = manager.verdicts
         try:
             decision = manager.decide_now(request)
