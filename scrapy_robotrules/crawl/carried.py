@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .tdmrepfetch import TdmRepFiles
 
 __all__ = [
+    "AGAIN",
     "DECIDED",
     "OFFERED",
     "PARKED",
@@ -49,6 +50,11 @@ the exception to raise (``RobotsTxtForbidden`` or ``RobotsTxtUnreachable``)
 when dropped but let through to the downloader so that its errback hears of
 it (the middleware raises it at once; it was counted when decided).
 """
+AGAIN = "_robotrules_again"
+"""Request meta key: the URL whose allowed decision is to be made again under its origin's
+next robots.txt: the rules it was made under went past their age (RFC 9309 2.4), or are no
+longer at hand, before it was downloaded. Set by the downloader middleware as the request
+leaves the downloader to wait, parked, for them; taken by the gate."""
 OFFERED = "_robotrules_offered"
 """Request meta key: the URL for which the request was counted as offered."""
 PARKED = "_robotrules_parked"

@@ -43,7 +43,7 @@ from scrapy.exceptions import IgnoreRequest
 
 from ..engine.stores.memory import WeightedLRU
 from . import compat
-from .carried import DECIDED, OFFERED, PARKED, RULES
+from .carried import AGAIN, DECIDED, OFFERED, PARKED, RULES
 from .exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
 
 if TYPE_CHECKING:
@@ -129,6 +129,7 @@ class Gate:
         meta = request.meta
         url = compat.request_url(request)
         report = manager.report
+        again = False
         if meta.get(OFFERED) != url:
             meta[OFFERED] = url
             report.count("offered")
@@ -143,9 +144,11 @@ class Gate:
             # decided (or parked again) as it is offered again.
             if decided == url or isinstance(decided, Exception) or not manager.checks(request):
                 return True
+            # Back from the downloader, its rules past their age: decided under the next file.
+            again = meta.pop(AGAIN, None) == url
         verdicts = manager.verdicts
         try:
-            decision = manager.decide_now(request)
+            decision = manager.decide_fresh_now(request) if again else manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
             if verdicts.stops(request, exc):
                 return self._drop(request, exc)
