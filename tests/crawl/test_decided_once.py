@@ -26,6 +26,7 @@ from helpers.crawling import RecordingSpider, async_test, run_spider, when
 from helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
 from helpers.variants import OURS, ManualClock, robots_log, stat
 from scrapy import Request
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 import scrapy_robotrules.crawl.manager  # (every module that computes origins)
@@ -318,3 +319,54 @@ async def test_a_request_whose_rules_went_past_their_age_waits_for_the_next_file
         assert (stat(result, "allowed"), stat(result, "forbidden")) == (2, 0)
     assert stat(result, "offered") == 2
     assert identity_holds(result)
+
+
+class _SavableLaterSpider(_LaterSpider):
+    """:class:`_LaterSpider` whose requests can be saved in ``JOBDIR`` (a spider method)."""
+
+    def request(self, url: str) -> Request:
+        return Request(url, callback=self.parse)
+
+
+@async_test
+async def test_a_request_resumed_from_jobdir_is_decided_under_the_new_crawls_file(
+    mockserver: MockServer, tmp_path: Any
+) -> None:
+    # /later is allowed in the first crawl and saved, still scheduled, as it
+    # stops. Its meta carries that decision into the second crawl, whose
+    # rules are not the ones it was made under: /later waits, parked, for
+    # a.test's robots.txt, which now forbids it.
+    mockserver.set_robots("a.test", Reply(body=ALLOW_ALL))
+    mockserver.set_page("a.test", "/hold", Reply(hang=True))
+    url = mockserver.url
+    crawlers: list[Any] = []
+
+    def hold_reached(record: RequestRecord) -> None:
+        if record.path == "/hold" and len(mockserver.requests_for("a.test", "/hold")) == 1:
+            crawlers[0].spider.schedule_later()
+            stop_async = getattr(crawlers[0], "stop_async", None)  # Scrapy 2.14+
+            if stop_async is not None:
+                deferred_from_coro(stop_async())
+            else:
+                crawlers[0].stop()
+
+    mockserver.listeners.append(hold_reached)
+    settings = {**OURS, "CONCURRENT_REQUESTS": 1, "JOBDIR": str(tmp_path / "job")}
+    first = await run_spider(
+        _SavableLaterSpider,
+        settings,
+        start_urls=[url("a.test", "/hold")],
+        later=[url("a.test", "/later")],
+        crawlers=crawlers,
+    )
+    assert first.stats.get("scheduler/enqueued/disk", 0) == 2
+    assert mockserver.requests_for("a.test", "/later") == []
+    assert (stat(first, "offered"), stat(first, "allowed")) == (2, 2)
+
+    mockserver.set_robots("a.test", Reply(body=b"User-agent: *\nDisallow: /later\n"))
+    mockserver.set_page("a.test", "/hold", Reply(200))
+    second = await run_spider(_SavableLaterSpider, settings, later=[])
+    assert mockserver.requests_for("a.test", "/later") == []
+    assert stat(second, "forbidden") == 1
+    assert stat(second, "parked") == 1
+    assert identity_holds(second)
