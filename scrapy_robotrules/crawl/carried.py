@@ -35,6 +35,7 @@ __all__ = [
     "OFFERED",
     "PARKED",
     "RULES",
+    "STALE",
     "Carried",
     "Carrier",
     "Decisions",
@@ -61,6 +62,12 @@ PARKED = "_robotrules_parked"
 """Request meta key: the URL for which the request was counted as parked."""
 RULES = "_robotrules_rules"
 """Request meta key: a :data:`Carried` tuple, the origin and rules of its last decision."""
+
+STALE = "_robotrules_stale"
+"""Request meta key: the URL decided by its origin's rules when they were already past their
+age, while they were fetched again (SPEC 8: a refresh never stalls the crawl). The downloader
+lets it go on under them; one decided under fresh rules that went past their age before it
+reached the downloader waits for the next file instead (:data:`AGAIN`)."""
 
 Carried = tuple[str, str, float | None, int | None, float | None, str | None]
 """URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry

@@ -47,7 +47,18 @@ from ..engine.stores import CachedStore
 from ..engine.urls import request_path
 from ..engine.usage.preferences import TDM, refuse_purposes
 from . import compat
-from .carried import AGAIN, DECIDED, OFFERED, PARKED, RULES, Carried, Carrier, Decisions, origin_for
+from .carried import (
+    AGAIN,
+    DECIDED,
+    OFFERED,
+    PARKED,
+    RULES,
+    STALE,
+    Carried,
+    Carrier,
+    Decisions,
+    origin_for,
+)
 from .download import ROBOTS_PRIORITY, Downloader
 from .entries import Entries
 from .exceptions import DropReason, RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
@@ -248,12 +259,16 @@ class RobotsManager:
         """Whether the rules of ``request``'s origin must be fetched before it is decided again.
 
         So when none are at hand (evicted, or a request resumed from ``JOBDIR``
-        in a new process) or they are past their age: RFC 9309 2.4 lets a
-        crawler use a file for at most that long. The fetch is started then.
-        Never for /robots.txt itself, nor for an origin a site policy decides
-        without its file (policy.py).
+        in a new process) or they went past their age since it was decided:
+        RFC 9309 2.4 lets a crawler use a file for at most that long. The
+        fetch is started then. Not for a request the stale rules decided
+        while they were fetched again (:data:`.STALE`, SPEC 8), nor for
+        /robots.txt itself, nor for an origin a site policy decides without
+        its file (policy.py).
         """
         url = compat.request_url(request)
+        if request.meta.get(STALE) == url:
+            return False
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return False
         origin = origin_for(request)
@@ -305,6 +320,7 @@ class RobotsManager:
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
             if stale:
                 self.fetches.start(self.origins.state(origin, request), request, refresh=True)
+                meta[STALE] = url  # decided by the stale rules while they are fetched again
             agent = self.politeness.agent(request)
             decision = self.answers.get(url, entry, agent)
             if decision is None:
