@@ -30,10 +30,12 @@ if TYPE_CHECKING:
     from .tdmrepfetch import TdmRepFiles
 
 __all__ = [
+    "AGAIN",
     "DECIDED",
     "OFFERED",
     "PARKED",
     "RULES",
+    "STALE",
     "Carried",
     "Carrier",
     "Decisions",
@@ -49,12 +51,23 @@ the exception to raise (``RobotsTxtForbidden`` or ``RobotsTxtUnreachable``)
 when dropped but let through to the downloader so that its errback hears of
 it (the middleware raises it at once; it was counted when decided).
 """
+AGAIN = "_robotrules_again"
+"""Request meta key: the URL whose allowed decision is to be made again under its origin's
+next robots.txt: the rules it was made under went past their age (RFC 9309 2.4), or are no
+longer at hand, before it was downloaded. Set by the downloader middleware as the request
+leaves the downloader to wait, parked, for them; taken by the gate."""
 OFFERED = "_robotrules_offered"
 """Request meta key: the URL for which the request was counted as offered."""
 PARKED = "_robotrules_parked"
 """Request meta key: the URL for which the request was counted as parked."""
 RULES = "_robotrules_rules"
 """Request meta key: a :data:`Carried` tuple, the origin and rules of its last decision."""
+
+STALE = "_robotrules_stale"
+"""Request meta key: the URL decided by its origin's rules when they were already past their
+age, while they were fetched again (SPEC 8: a refresh never stalls the crawl). The downloader
+lets it go on under them; one decided under fresh rules that went past their age before it
+reached the downloader waits for the next file instead (:data:`AGAIN`)."""
 
 Carried = tuple[str, str, float | None, int | None, float | None, str | None]
 """URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry

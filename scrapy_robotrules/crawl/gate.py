@@ -43,7 +43,7 @@ from scrapy.exceptions import IgnoreRequest
 
 from ..engine.stores.memory import WeightedLRU
 from . import compat
-from .carried import DECIDED, OFFERED, PARKED, RULES
+from .carried import AGAIN, DECIDED, OFFERED, PARKED, RULES
 from .exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
 
 if TYPE_CHECKING:
@@ -129,17 +129,26 @@ class Gate:
         meta = request.meta
         url = compat.request_url(request)
         report = manager.report
+        again = False
         if meta.get(OFFERED) != url:
             meta[OFFERED] = url
             report.count("offered")
             if not manager.checks(request):
                 report.count("unchecked")
                 return True
-        elif meta.get(DECIDED) is not None or not manager.checks(request):
-            return True  # decided (or unchecked) for this URL already
+        else:
+            decided = meta.get(DECIDED)
+            # Decided (or unchecked) for this URL already, or dropped and let
+            # through for its errback. Not a decision on the URL a redirect
+            # came from: the redirect parked for its own origin's rules is
+            # decided (or parked again) as it is offered again.
+            if decided == url or isinstance(decided, Exception) or not manager.checks(request):
+                return True
+            # Back from the downloader, its rules past their age: decided under the next file.
+            again = meta.pop(AGAIN, None) == url
         verdicts = manager.verdicts
         try:
-            decision = manager.decide_now(request)
+            decision = manager.decide_fresh_now(request) if again else manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
             if verdicts.stops(request, exc):
                 return self._drop(request, exc)

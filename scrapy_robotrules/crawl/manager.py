@@ -47,7 +47,18 @@ from ..engine.stores import CachedStore
 from ..engine.urls import request_path
 from ..engine.usage.preferences import TDM, refuse_purposes
 from . import compat
-from .carried import DECIDED, OFFERED, PARKED, RULES, Carried, Carrier, Decisions, origin_for
+from .carried import (
+    AGAIN,
+    DECIDED,
+    OFFERED,
+    PARKED,
+    RULES,
+    STALE,
+    Carried,
+    Carrier,
+    Decisions,
+    origin_for,
+)
 from .download import ROBOTS_PRIORITY, Downloader
 from .entries import Entries
 from .exceptions import DropReason, RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
@@ -71,6 +82,7 @@ if TYPE_CHECKING:
     from ..engine.stores import Entry
 
 __all__ = [
+    "AGAIN",
     "DECIDED",
     "OFFERED",
     "PARKED",
@@ -243,6 +255,44 @@ class RobotsManager:
         url = compat.request_url(request)
         return carried is not None and carried[0] == url and self._carrier.holds(carried, request)
 
+    def refresh_due(self, request: Request) -> bool:
+        """Whether the rules of ``request``'s origin must be fetched before it is decided again.
+
+        So when none are at hand (evicted, or a request resumed from ``JOBDIR``
+        in a new process) or they went past their age since it was decided:
+        RFC 9309 2.4 lets a crawler use a file for at most that long. The
+        fetch is started then. Not for a request the stale rules decided
+        while they were fetched again (:data:`.STALE`, SPEC 8), nor for
+        /robots.txt itself, nor for an origin a site policy decides without
+        its file (policy.py).
+        """
+        url = compat.request_url(request)
+        if request.meta.get(STALE) == url:
+            return False
+        if _may_be_robots_path(url) and is_robots_path(request_path(url)):
+            return False
+        origin = origin_for(request)
+        if self.policies.any:
+            policy = self.policies.for_origin(origin)
+            if policy is not None and (policy.ignore or policy.robots_txt is not None):
+                return False
+        entry = self.db.store.get(origin)
+        if entry is not None and entry.is_fresh(self.db.clock()):
+            return False
+        refresh = entry is not None and (
+            entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None
+        )
+        self.fetches.start(self.origins.state(origin, request), request, refresh=refresh)
+        return True
+
+    def decide_fresh_now(self, request: Request) -> Decision | None:
+        """:meth:`decide_now`, but rules past their age do not decide: ``None``, refresh started.
+
+        For a request whose allowed decision is made again (:data:`.AGAIN`):
+        it waits, parked, for its origin's next file.
+        """
+        return None if self.refresh_due(request) else self.decide_now(request)
+
     def _robots_path_decision(self, url: str) -> Decision:
         # SPEC 4: /robots.txt itself is always allowed; no need to wait for it.
         return _EMPTY.explain(url, self.db.agent, self.db.precedence, self.db.agent_match)
@@ -270,6 +320,7 @@ class RobotsManager:
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
             if stale:
                 self.fetches.start(self.origins.state(origin, request), request, refresh=True)
+                meta[STALE] = url  # decided by the stale rules while they are fetched again
             agent = self.politeness.agent(request)
             decision = self.answers.get(url, entry, agent)
             if decision is None:

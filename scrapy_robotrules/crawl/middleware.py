@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from .carried import DECIDED, OFFERED
+from .carried import AGAIN, DECIDED, OFFERED
 from .exceptions import RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
 from .manager import RobotsManager
 from .shadow import SHADOWED
@@ -53,7 +53,7 @@ class RobotRulesMiddleware:
 
     async def process_request(
         self, request: Request, spider: Spider | None = None
-    ) -> Response | None:
+    ) -> Request | Response | None:
         # ``spider``: Scrapy 2.13 passes it; 2.14+ passes it only to methods that require it.
         manager = self.manager
         meta = request.meta
@@ -74,8 +74,11 @@ class RobotRulesMiddleware:
         if decided == url:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.
             held = manager.still_allowed(request) or meta.get(SHADOWED) == url
-            if not held and not await self._recheck(request):
-                return None
+            if not held:
+                if manager.refresh_due(request):
+                    return self._decide_again_later(request)
+                if not await self._recheck(request):
+                    return None
         else:
             await self._decide(request)
         if (turn := manager.politeness.pace(request)) is not None:
@@ -115,12 +118,28 @@ class RobotRulesMiddleware:
                 raise forbidden
         meta[DECIDED] = url
 
+    def _decide_again_later(self, request: Request) -> Request:
+        """A request allowed under rules now past their age (or gone): to be decided again.
+
+        It leaves the downloader, holding no ``CONCURRENT_REQUESTS`` place, and
+        is offered to the engine again (so a duplicate of itself, let through);
+        the gate parks it until its origin's next robots.txt (whose fetch has
+        started) and decides it under that file. Its allowed count is taken
+        back meanwhile, to be counted again as it is decided again.
+        """
+        self.report.count("allowed", -1)
+        meta = request.meta
+        meta[DECIDED] = None
+        meta[AGAIN] = request.url
+        return request.replace(dont_filter=True)
+
     async def _recheck(self, request: Request) -> bool:
         """The final gate for a request allowed when it was scheduled, under other rules.
 
-        Its origin's rules changed since (a refresh, an eviction, stale
-        rules): decided again, and counted only if the newer robots.txt now
-        forbids it (moved from allowed to forbidden, so the counts still add up).
+        Its origin's rules changed since (a refresh, another agent, another
+        tdmrep.json), and are fresh: decided again, and counted only if the
+        newer robots.txt now forbids it (moved from allowed to forbidden, so
+        the counts still add up).
         Whether it is then paced: not when no decision could be had.
         """
         manager = self.manager

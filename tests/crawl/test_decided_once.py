@@ -17,14 +17,16 @@ import gc
 import sys
 import weakref
 from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from helpers.accounting import identity_holds
-from helpers.crawling import RecordingSpider, async_test, run_spider
-from helpers.mockserver import MockServer, Reply, RequestRecord
-from helpers.variants import OURS, stat
+from helpers.crawling import RecordingSpider, async_test, run_spider, when
+from helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
+from helpers.variants import OURS, ManualClock, robots_log, stat
 from scrapy import Request
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 import scrapy_robotrules.crawl.manager  # (every module that computes origins)
@@ -243,3 +245,128 @@ def test_an_allowed_answer_kept_for_duplicates_keeps_no_decision_alive() -> None
     assert again is not None
     assert again.allowed
     assert again.reason == reason
+
+
+class _PastAgeSpider(_LaterSpider):
+    """``later`` scheduled as ``/hold`` arrives, a manual clock for the crawl's time of day,
+    and ``once_parked`` called once a request waits parked (or the spider closed)."""
+
+    def __init__(self, clock: ManualClock, once_parked: Callable[[], object], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.clock = clock
+        self.once_parked = once_parked
+        self.done = False
+
+    async def start(self) -> AsyncIterator[Request]:
+        manager = RobotsManager.for_crawler(self.crawler)
+        manager.db.clock = self.clock
+        when(lambda: len(manager.parking) == 1 or self.done, self.once_parked)
+        async for request in super().start():
+            yield request
+
+    def closed(self, reason: str) -> None:
+        self.done = True
+
+
+@pytest.mark.parametrize("forbids", [True, False], ids=["now-forbidden", "still-allowed"])
+@async_test
+async def test_a_request_whose_rules_went_past_their_age_waits_for_the_next_file(
+    mockserver: MockServer, forbids: bool
+) -> None:
+    # /later is allowed when scheduled, then waits behind the held /hold in
+    # the one download place while its rules go past their age. At the
+    # downloader it is decided again under the next robots.txt, fetched while
+    # it waits parked: that file is held until it does, then forbids or allows it.
+    second = b"User-agent: *\nDisallow: /later\n" if forbids else ALLOW_ALL
+    mockserver.set_robots("a.test", Reply(body=ALLOW_ALL), Reply(hang=True))
+    mockserver.set_page("a.test", "/hold", Reply(hang=True))
+    url = mockserver.url
+    clock = ManualClock()
+    crawlers: list[Any] = []
+    at_later: list[tuple[int, int]] = []  # robots.txt fetches made, and held, as /later arrived
+
+    def listen(record: RequestRecord) -> None:
+        if record.path == "/hold":
+            crawlers[0].spider.schedule_later()
+            clock.advance(86_400 + 1)  # ROBOTRULES_MAX_AGE's default, and a second
+            get_reactor().callLater(0, mockserver.release, "a.test", Reply(200), path="/hold")
+        elif record.path == "/later":
+            at_later.append((len(robots_log(mockserver, "a.test")), mockserver.holding("a.test")))
+
+    mockserver.listeners.append(listen)
+    result = await run_spider(
+        _PastAgeSpider,
+        {**OURS, "CONCURRENT_REQUESTS": 1},
+        start_urls=[url("a.test", "/hold")],
+        later=[url("a.test", "/later")],
+        clock=clock,
+        once_parked=lambda: mockserver.release("a.test", Reply(body=second)),
+        crawlers=crawlers,
+    )
+    assert len(robots_log(mockserver, "a.test")) == 2
+    assert stat(result, "refreshed") == 1
+    if forbids:
+        assert result.crawled == [url("a.test", "/hold")]
+        assert mockserver.requests_for("a.test", "/later") == []
+        [(failed, exc)] = result.failures
+        assert failed == url("a.test", "/later")
+        assert "Disallow: /later (line 2)" in str(exc)
+        # Allowed when scheduled, then forbidden under the next file: counted once.
+        assert (stat(result, "allowed"), stat(result, "forbidden")) == (1, 1)
+    else:
+        assert result.crawled == [url("a.test", "/hold"), url("a.test", "/later")]
+        assert at_later == [(2, 0)]  # downloaded once, after the next file came
+        assert (stat(result, "allowed"), stat(result, "forbidden")) == (2, 0)
+    assert stat(result, "offered") == 2
+    assert identity_holds(result)
+
+
+class _SavableLaterSpider(_LaterSpider):
+    """:class:`_LaterSpider` whose requests can be saved in ``JOBDIR`` (a spider method)."""
+
+    def request(self, url: str) -> Request:
+        return Request(url, callback=self.parse)
+
+
+@async_test
+async def test_a_request_resumed_from_jobdir_is_decided_under_the_new_crawls_file(
+    mockserver: MockServer, tmp_path: Any
+) -> None:
+    # /later is allowed in the first crawl and saved, still scheduled, as it
+    # stops. Its meta carries that decision into the second crawl, whose
+    # rules are not the ones it was made under: /later waits, parked, for
+    # a.test's robots.txt, which now forbids it.
+    mockserver.set_robots("a.test", Reply(body=ALLOW_ALL))
+    mockserver.set_page("a.test", "/hold", Reply(hang=True))
+    url = mockserver.url
+    crawlers: list[Any] = []
+
+    def hold_reached(record: RequestRecord) -> None:
+        if record.path == "/hold" and len(mockserver.requests_for("a.test", "/hold")) == 1:
+            crawlers[0].spider.schedule_later()
+            stop_async = getattr(crawlers[0], "stop_async", None)  # Scrapy 2.14+
+            if stop_async is not None:
+                deferred_from_coro(stop_async())
+            else:
+                crawlers[0].stop()
+
+    mockserver.listeners.append(hold_reached)
+    settings = {**OURS, "CONCURRENT_REQUESTS": 1, "JOBDIR": str(tmp_path / "job")}
+    first = await run_spider(
+        _SavableLaterSpider,
+        settings,
+        start_urls=[url("a.test", "/hold")],
+        later=[url("a.test", "/later")],
+        crawlers=crawlers,
+    )
+    assert first.stats.get("scheduler/enqueued/disk", 0) == 2
+    assert mockserver.requests_for("a.test", "/later") == []
+    assert (stat(first, "offered"), stat(first, "allowed")) == (2, 2)
+
+    mockserver.set_robots("a.test", Reply(body=b"User-agent: *\nDisallow: /later\n"))
+    mockserver.set_page("a.test", "/hold", Reply(200))
+    second = await run_spider(_SavableLaterSpider, settings, later=[])
+    assert mockserver.requests_for("a.test", "/later") == []
+    assert stat(second, "forbidden") == 1
+    assert stat(second, "parked") == 1
+    assert identity_holds(second)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.accounting import identity_holds
 from helpers.crawling import RecordingSpider, async_test, release_when, run_spider, when
 from helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
 from helpers.variants import OURS, PRIVATE, robots_log, stat
@@ -275,3 +276,45 @@ async def test_a_crawl_stopped_with_requests_parked_resumes_with_them(
     assert stat(second, "offered") == 3
     assert stat(second, "allowed") == 2
     assert second.stats.get("finish_reason") == "finished"
+
+
+@pytest.mark.parametrize("spider_cls", [RecordingSpider, PlainSpider], ids=["errback", "plain"])
+@async_test
+async def test_a_redirect_waiting_for_its_targets_robots_txt_takes_no_download_place(
+    mockserver: MockServer, spider_cls: type[RecordingSpider]
+) -> None:
+    # Two places, two pages that redirect to down.test. Its robots.txt
+    # answers 503 first: the redirects, parked, are offered again and must
+    # be parked again. Its next fetch is held until healthy.test's twenty
+    # pages were fetched: had the redirects waited in the two places,
+    # healthy.test's pages could not have been.
+    mockserver.set_robots("down.test", Reply(503), Reply(hang=True), Reply(body=PRIVATE))
+    mockserver.set_robots("from.test", Reply(body=PRIVATE))
+    # healthy.test's pages come only once the redirects were offered again.
+    mockserver.set_robots("healthy.test", Reply(hang=True), Reply(body=PRIVATE))
+
+    def retried(record: RequestRecord) -> None:
+        # down.test's second robots.txt fetch: the 503 woke the redirects.
+        if record.host == "down.test" and len(robots_log(mockserver, "down.test")) == 2:
+            get_reactor().callLater(0, mockserver.release, "healthy.test")
+
+    mockserver.listeners.append(retried)
+    targets = [mockserver.url("down.test", f"/t{n}") for n in range(2)]
+    for n, target in enumerate(targets):
+        mockserver.set_page("from.test", f"/r{n}", Reply(302, redirect_to=target))
+    redirects = [mockserver.url("from.test", f"/r{n}") for n in range(2)]
+    healthy = [mockserver.url("healthy.test", f"/h{n}") for n in range(20)]
+    released: list[int] = []  # how many of down.test's robots.txt fetches were held then
+    release_when(
+        mockserver, "healthy.test", 20, lambda: released.append(mockserver.release("down.test"))
+    )
+    settings = {**NARROW, "DOWNLOAD_TIMEOUT": 20.0, "ROBOTRULES_UNREACHABLE_TIMEOUT": 60.0}
+    result = await run_spider(spider_cls, settings, start_urls=[*redirects, *healthy])
+    # down.test's robots.txt was still held when healthy.test's last page was asked for.
+    assert released == [1]
+    assert sorted(result.crawled) == sorted(healthy + targets)
+    assert len(robots_log(mockserver, "down.test")) == 2
+    assert stat(result, "offered") == 24
+    assert stat(result, "allowed") == 24
+    assert stat(result, "parked") >= 24
+    assert identity_holds(result)
