@@ -147,11 +147,12 @@ def lint(content: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> list[Finding
     if truncated:
         whole, _ = read_bytes(content, sys.maxsize)
         kept = data.count(b"\n")
+        size = len(content) if isinstance(content, bytes) else len(whole)
         found.append(
             Finding(
                 kept + 1,
                 _shown(whole.split(b"\n")[kept]),
-                f"past the size limit of {max_size} bytes (the file has {len(whole)}):"
+                f"past the size limit of {max_size} bytes (the file has {size}):"
                 " this line and the rest are not read",
             )
         )
