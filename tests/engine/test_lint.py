@@ -95,12 +95,13 @@ def test_lines_are_numbered_as_the_reader_numbers_them() -> None:
     # CR, LF and CRLF each end a line (SPEC 1); the BOM is no line.
     found = lint(b"\xef\xbb\xbfUser-agent: *\r\nFoo: 1\rDisalow: /x\nBar: 2\n")
     assert [f.line for f in found] == [2, 3, 4]
-    assert (
+    rule = (
         RobotsTxt.parse(b"\xef\xbb\xbfUser-agent: *\r\nFoo: 1\rDisalow: /x\n")
         .explain("/x", "bot")
-        .rule.line
-        == 3
-    )  # type: ignore[union-attr]
+        .rule
+    )
+    assert rule is not None
+    assert rule.line == 3
 
 
 def test_text_that_is_no_utf8_or_has_control_characters_prints() -> None:
