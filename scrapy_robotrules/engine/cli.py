@@ -4,7 +4,10 @@
 precedence mode (SPEC 5) would decide, so a switch of mode can be judged
 before it is made. ``page`` shows the page-level rules of a saved response
 (:mod:`.page.cli`); ``audit``, ``archive`` and ``compare --builtin`` are the operator's
-(:mod:`.operator_cli`).
+(:mod:`.operator_cli`). ``lint`` lists the lines the reader ignored or read
+leniently (:mod:`.lint`, SPEC 1). A URL no crawler could request is a usage
+error, not a decision; a file that is no robots.txt is read as a crawler
+reads it, with a warning (an error with ``--strict``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import NoReturn, TextIO
 
 from .. import __version__
 from .agents import AGENT_MATCH_STYLES, TOKEN
+from .lint import doubts, lint
 from .operator_cli import (
     add_archive_command,
     add_audit_command,
@@ -28,7 +32,7 @@ from .page.cli import add_page_command, run_page
 from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from .reading import DEFAULT_MAX_SIZE
 from .robotstxt import Decision, RobotsTxt
-from .urls import origin_of
+from .urls import origin_of, url_problem
 from .usage.preferences import PURPOSES, refuse_purposes, robots_statements, usage_view
 
 __all__ = ["main"]
@@ -36,6 +40,7 @@ __all__ = ["main"]
 EXIT_ALLOWED = 0
 EXIT_DISALLOWED = 1
 EXIT_USAGE = 2
+EXIT_LINT_FOUND = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,11 +58,31 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def common(sub: argparse.ArgumentParser) -> None:
+    def robots_file(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
             "robots_file", metavar="ROBOTS_FILE", help="robots.txt to read; - for stdin"
         )
-        sub.add_argument("urls", metavar="URL", nargs="+", help="absolute URLs or bare paths")
+        sub.add_argument(
+            "--max-size",
+            type=int,
+            default=DEFAULT_MAX_SIZE,
+            help=f"bytes of the file to read, as ROBOTRULES_MAX_SIZE (default: {DEFAULT_MAX_SIZE})",
+        )
+        sub.add_argument(
+            "--strict",
+            action="store_true",
+            help="a file that does not look like a robots.txt (binary, an HTML page) is an"
+            " error (exit status 2), not a warning",
+        )
+
+    def common(sub: argparse.ArgumentParser) -> None:
+        robots_file(sub)
+        sub.add_argument(
+            "urls",
+            metavar="URL",
+            nargs="+",
+            help="absolute URLs or bare paths (/path?query); anything else is a usage error",
+        )
         sub.add_argument(
             "--agent",
             default="*",
@@ -74,12 +99,6 @@ def _build_parser() -> argparse.ArgumentParser:
             "--robots-url",
             help="where the file was fetched from, to resolve absolute-URL rules and"
             " relative sitemaps (default: /robots.txt of the first absolute URL's origin)",
-        )
-        sub.add_argument(
-            "--max-size",
-            type=int,
-            default=DEFAULT_MAX_SIZE,
-            help=f"bytes of the file to read (default: {DEFAULT_MAX_SIZE})",
         )
 
     check = commands.add_parser(
@@ -115,6 +134,16 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     common(compare)
     add_builtin_option(compare)
+    lint_command = commands.add_parser(
+        "lint",
+        help="the lines the reader ignored or read leniently, and why",
+        description="One line per line of the file that the reader ignored or read leniently:"
+        " 'LINE: text — why' (an unknown field, a missing colon, an accepted typo such as"
+        " Disalow, a rule before any User-agent line, a value not understood, the part past"
+        " --max-size). Exit status 0 when there is none, 1 when there are some, 2 on a usage"
+        " error.",
+    )
+    robots_file(lint_command)
     add_page_command(commands)
     add_audit_command(commands)
     add_archive_command(commands)
@@ -169,6 +198,23 @@ def _write_usage(out: TextIO, robots: RobotsTxt, decision: Decision) -> None:
             out.write(f"            usage: {line}\n")
 
 
+def _looks_right(args: argparse.Namespace, content: bytes, err: TextIO) -> bool:
+    """Warn (or with ``--strict``, refuse) when the file does not look like a robots.txt.
+
+    A crawler given such a file reads it all the same (SPEC 1: lines it
+    cannot read are ignored, so it most likely allows everything), and so
+    does ``check``: the warning is for the person who passed the wrong file.
+    """
+    why = doubts(content, args.max_size)
+    if not why:
+        return True
+    name = "standard input" if args.robots_file == "-" else args.robots_file
+    level = "error" if args.strict else "warning"
+    err.write(f"robotrules: {level}: {name} does not look like a robots.txt ({'; '.join(why)})")
+    err.write("\n" if args.strict else ": read as one, as a crawler would\n")
+    return not args.strict
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _build_parser()
@@ -181,10 +227,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_archive(args, parser, sys.stdout.buffer, sys.stderr)
     if args.max_size < 1:
         parser.error("--max-size must be a positive number of bytes")
+    for url in getattr(args, "urls", ()):
+        problem = url_problem(url)
+        if problem is not None:
+            parser.error(f"not a URL: {url!r} ({problem}; give an absolute URL or a /path)")
     try:
         content = _read(args.robots_file)
     except OSError as exc:
         parser.error(f"cannot read {args.robots_file}: {exc.strerror or exc}")
+    if not _looks_right(args, content, sys.stderr):
+        return EXIT_USAGE
+    if args.command == "lint":
+        found = lint(content, args.max_size)
+        for finding in found:
+            sys.stdout.write(f"{finding}\n")
+        return EXIT_LINT_FOUND if found else EXIT_ALLOWED
     robots = RobotsTxt.parse(
         content, _robots_url(args.robots_url, args.urls), max_size=args.max_size
     )

@@ -102,7 +102,7 @@ def run_archive(
     try:
         body = backend.archived(sha)
     except StoreError as exc:
-        parser.error(f"cannot read {shown}: {redact_url(url, str(exc))}")
+        parser.error(f"cannot read {shown}: {redact_url(url, exc.problem)}")
     finally:
         backend.close()
     if body is None:

@@ -23,6 +23,7 @@ __all__ = [
     "BLANKS",
     "DEFAULT_MAX_SIZE",
     "KEY_NAMES",
+    "KNOWN_LINES",
     "MEMBER_FIELDS",
     "FileLayout",
     "RawGroup",
@@ -121,6 +122,8 @@ _RULE_LINES = _lines(("allow", "disallow"))
 _UNKNOWN_LINES = re.compile(
     b"\n(?=" + _WS + b"*[^ \t\v\f\n#])(?!" + _line(tuple(_SPELLINGS), groups=False) + b")"
 )
+# Every line whose key is known, read as the patterns above read it (see .lint).
+KNOWN_LINES = _lines(tuple(_SPELLINGS))
 # File structure in one scan: User-agent lines, file-wide Sitemap and Host lines.
 _OUTLINE_LINES = _lines(("user-agent", "sitemap", "host"))
 BLANKS = " \t\v\f"
@@ -193,16 +196,12 @@ def decode_value(value: bytes) -> str:
 
 
 def _key_value(match: re.Match[bytes]) -> tuple[bytes, bytes]:
-    key, value, value2 = match.groups()
-    return key, value if value is not None else value2
+    return match[1], match[3] if match[2] is None else match[2]
 
 
 def count_unknown(buf: bytes, start: int = 0, end: int | None = None) -> int:
     """Lines of ``buf`` (each led by ``\\n``) with content and no key this parser knows."""
-    end = len(buf) if end is None else end
-    if start >= end:
-        return 0
-    return len(_UNKNOWN_LINES.findall(buf, start, end))
+    return len(_UNKNOWN_LINES.findall(buf, start, len(buf) if end is None else end))
 
 
 def read_layout(data: bytes) -> FileLayout:

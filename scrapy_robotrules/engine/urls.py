@@ -25,6 +25,7 @@ __all__ = [
     "origin_of",
     "request_path",
     "url_path_and_query",
+    "url_problem",
 ]
 
 # Characters that stay as they are (SPEC 4): the unreserved ones, and the
@@ -309,6 +310,24 @@ def origin_of(url: str) -> str:
         if number <= 65535:
             return f"{scheme}://{host}:{number}"
     return _origin_by_urlsplit(url)
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is neither a bare path nor a URL with an origin; ``None`` when it is one.
+
+    Rules are matched against any text (SPEC 4), so a decision about an
+    empty string or ``http://[::1`` would still be given: a command line
+    asks this first and refuses what no crawler would ever request.
+    """
+    if not url:
+        return "empty"
+    if url[:1] == "/" and url[:2] != "//":
+        return None
+    try:
+        origin_of("http:" + url if url[:2] == "//" else url)
+    except ValueError as exc:
+        return str(exc).rpartition(": ")[2]
+    return None
 
 
 def _origin_by_urlsplit(url: str) -> str:

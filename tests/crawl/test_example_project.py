@@ -103,6 +103,34 @@ def test_press_kit_allowed_by_most_specific_forbidden_by_first_match(
     assert first_match.stats["robotrules/forbidden"] > default.stats["robotrules/forbidden"]
 
 
+_CLOSING = re.compile(
+    r"\[demo\] INFO: (\d+) pages crawled; (\d+) pages not crawled, in (\d+) requests"
+    r" \([^)]*\): (.*)$",
+    re.MULTILINE,
+)
+_SUMMARY = re.compile(r"robots\.txt: \d+ origins held, \d+ fetches, (\d+) requests forbidden")
+
+
+@pytest.mark.parametrize("mode", [DEFAULT, FIRST_MATCH])
+def test_the_closing_numbers_agree_with_the_lines_above(
+    crawls: dict[str, Crawl], mode: str
+) -> None:
+    """Pages are counted once; requests forbidden count a page linked twice twice."""
+    crawl = crawls[mode]
+    closing, summary = _CLOSING.search(crawl.log), _SUMMARY.search(crawl.log)
+    assert closing is not None, crawl.log
+    assert summary is not None, crawl.log
+    crawled, not_crawled, requests, listed = closing.groups()
+    assert int(crawled) == len(crawl.pages("crawled")), crawl.log
+    assert int(not_crawled) == len(crawl.pages("not crawled")), crawl.log
+    # The spider's requests, the extension's summary and the stat: one number.
+    assert int(requests) == int(summary[1]) == crawl.stats["robotrules/forbidden"], crawl.log
+    # The difference is the pages requested again, each named with its count.
+    again = [int(times) - 1 for times in re.findall(r"\((\d+) requests\)", listed)]
+    assert int(requests) == int(not_crawled) + sum(again), crawl.log
+    assert len(listed.split()) - 2 * len(again) == int(not_crawled), listed
+
+
 def test_origin_recovers_from_503(crawls: dict[str, Crawl]) -> None:
     crawl = crawls[DEFAULT]
     robots = re.findall(r"robots\.txt of http://flaky\.localhost:\d+ answered (\d+)", crawl.log)

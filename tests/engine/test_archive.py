@@ -134,3 +134,15 @@ class TestCommand:
         assert (code, out) == (2, b"")
         assert "cannot read redis://***@127.0.0.1" in err
         assert "s3cret" not in err
+        assert err.count("redis://") == 1, err  # the store named once
+        assert err.count("archived") == 1, err  # and the call that failed
+
+    def test_a_corrupt_sqlite_file_is_named_once(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    ) -> None:
+        path = tmp_path / "robots.db"
+        path.write_bytes(b"not a database" * 100)
+        code, out, err = run(capsysbinary, "archive", f"sqlite:///{path}", SHA)
+        assert (code, out) == (2, b"")
+        assert err.startswith(f"robotrules: error: cannot read sqlite:///{path}: file is not a")
+        assert err.count("sqlite:") == 1, err

@@ -331,8 +331,8 @@ def test_bad_max_size(capsys: pytest.CaptureFixture[str], robots: str, value: st
 def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == 0
-    assert "check" in out
-    assert "compare" in out
+    for command in ("check", "compare", "lint", "page", "audit", "archive"):
+        assert command in out
 
 
 @pytest.mark.parametrize(
@@ -340,9 +340,20 @@ def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (
             "check",
-            ["--agent", "--agent-match", "--robots-url", "--max-size", "--precedence", "--help"],
+            [
+                "--agent",
+                "--agent-match",
+                "--robots-url",
+                "--max-size",
+                "--precedence",
+                "--strict",
+                "--help",
+            ],
         ),
-        ("compare", ["--agent", "--agent-match", "--robots-url", "--max-size", "--help"]),
+        (
+            "compare",
+            ["--agent", "--agent-match", "--robots-url", "--max-size", "--strict", "--help"],
+        ),
     ],
 )
 def test_help_lists_every_option(
@@ -448,3 +459,72 @@ def test_check_purpose_refused_by_usage_preferences(
     assert main(["check", str(path), "https://e.com/ai-ok/x", "--purpose", "search"]) == 1
     out = capsys.readouterr().out
     assert "disallowed  https://e.com/ai-ok/x  usage preferences refuse search" in out
+
+
+# Input that is wrong: a URL no crawler could request, a file that is no robots.txt.
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://[::1", "Invalid IPv6 URL"),
+        ("not a url", "no scheme or host"),
+        ("", "empty"),
+        ("http://", "no scheme or host"),
+        ("example.com/page", "no scheme or host"),
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "compare"])
+def test_a_url_that_is_no_url_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], robots: str, command: str, url: str, why: str
+) -> None:
+    # Checked before any answer: no line for the good URL either.
+    result = run(capsys, command, robots, "http://a.com/public", url)
+    assert_usage_error(*result, f"not a URL: {url!r}", why)
+
+
+@pytest.mark.parametrize("url", ["/", "/a?b=c", "//a.com/x", "https://[::1]:8080/x", "ftp://h/x"])
+def test_paths_and_absolute_urls_are_urls(
+    capsys: pytest.CaptureFixture[str], robots: str, url: str
+) -> None:
+    code, out, err = run(capsys, "check", robots, url)
+    assert (code, err) == (0, "")
+    assert out.startswith("allowed")
+
+
+HTML_PAGE = b"<!DOCTYPE html>\n<html><head><title>Not found</title></head></html>\n"
+
+
+def test_a_file_that_is_no_robots_txt_is_answered_with_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(HTML_PAGE)
+    code, out, err = run(capsys, "check", str(path), "/x")
+    # Answered as a crawler would read it: no line is a rule, so allowed.
+    assert code == 0
+    assert out.startswith("allowed")
+    assert err == (
+        f"robotrules: warning: {path} does not look like a robots.txt (it starts like an HTML"
+        " or XML page; no line of it is a robots.txt line): read as one, as a crawler would\n"
+    )
+
+
+def test_strict_makes_a_file_that_is_no_robots_txt_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00" + bytes(range(256)))
+    code, out, err = run(capsys, "check", "--strict", str(path), "/x")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"robotrules: error: {path} does not look like a robots.txt (")
+    assert "NUL bytes" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_strict_answers_about_a_robots_txt(capsys: pytest.CaptureFixture[str], robots: str) -> None:
+    assert run(capsys, "check", "--strict", robots, "/private") == (
+        1,
+        "disallowed  /private  Disallow: /private (line 2)\n",
+        "",
+    )

@@ -344,6 +344,9 @@ class TestFallback:
             warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
             assert len(warnings) == 1
             assert "in-process memory store" in warnings[0].getMessage()
+            # The store named once, without its password; the failed call once.
+            assert warnings[0].getMessage().count(redis_server.url) == 1
+            assert warnings[0].getMessage().count("load") == 1
             assert events["errors"] == 1  # then no call until retry_after
             redis_server.start()
             monotonic.now += 0.29

@@ -9,6 +9,7 @@ Run from ``example_project/``::
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from typing import Any
@@ -43,6 +44,8 @@ class DemoSpider(Spider):
         self.site: LocalSite | None = None
         self.crawled: list[str] = []
         self.not_crawled: list[str] = []
+        self.requested: Counter[str] = Counter()
+        """Requests made per URL: a page linked from two pages is requested twice."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DemoSpider:
@@ -61,7 +64,9 @@ class DemoSpider(Spider):
             yield self.visit(self.site.url(host))
 
     def visit(self, url: str) -> Request:
-        return Request(url, callback=self.parse, errback=partial(self.refused, url))
+        request = Request(url, callback=self.parse)
+        self.requested[request.url] += 1
+        return request.replace(errback=partial(self.refused, request.url))
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[dict[str, Any] | Request]:
         self.crawled.append(response.url)
@@ -78,11 +83,22 @@ class DemoSpider(Spider):
         self.logger.info("not crawled %s: %s", url, failure.getErrorMessage())
 
     async def closed(self, reason: str) -> None:
+        # Scrapy drops a request for a URL already requested, but robots.txt
+        # decides every request first: scrapy-robotrules' "requests forbidden"
+        # counts requests, a URL requested twice twice. Pages are counted once.
+        not_crawled = sorted(set(self.not_crawled))
+        requests = sum(self.requested[url] for url in not_crawled)
         self.logger.info(
-            "%d pages crawled, %d not crawled: %s",
+            "%d pages crawled; %d pages not crawled, in %d requests (a page linked twice is"
+            " requested twice): %s",
             len(self.crawled),
-            len(self.not_crawled),
-            " ".join(sorted(self.not_crawled)) or "-",
+            len(not_crawled),
+            requests,
+            " ".join(self._times(url) for url in not_crawled) or "-",
         )
         if self.site is not None:
             await maybe_deferred_to_future(self.site.stop())
+
+    def _times(self, url: str) -> str:
+        times = self.requested[url]
+        return url if times == 1 else f"{url} ({times} requests)"

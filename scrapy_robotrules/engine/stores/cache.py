@@ -108,10 +108,14 @@ class CachedStore:
             self._next_try = now + self.retry_after
             if self._down_since is None:
                 self._down_since = now
+                # The store named once; the call once, when the backend names it too.
+                problem = exc.problem
+                if not problem.startswith(f"{what}: "):
+                    problem = f"{what}: {problem}"
                 logger.warning(
-                    "robots.txt store %(store)s failed (%(what)s: %(error)s): using the"
+                    "robots.txt store %(store)s failed (%(problem)s): using the"
                     " in-process memory store until it answers again",
-                    {"store": self.backend.name, "what": what, "error": exc},
+                    {"store": self.backend.name, "problem": problem},
                 )
             return FAILED
         if self._down_since is not None:

@@ -39,7 +39,20 @@ read after the crawl, often weeks later; a file that does not change is one copy
 
 
 class StoreError(Exception):
-    """A backend could not answer (down, unreachable, locked, corrupt)."""
+    """A backend could not answer (down, unreachable, locked, corrupt).
+
+    ``store`` names the backend (as its ``name``: no credentials) and
+    ``problem`` says what went wrong; the message is both. A caller that
+    names the store itself shows ``problem``, so no message names it twice.
+    """
+
+    def __init__(self, store: str, problem: str) -> None:
+        super().__init__(store, problem)
+        self.store = store
+        self.problem = problem
+
+    def __str__(self) -> str:
+        return f"{self.store}: {self.problem}"
 
 
 class Record(NamedTuple):

@@ -108,7 +108,7 @@ class RedisBackend:
             return call(*args, **kwargs)
         except redis.RedisError as exc:
             # from None: the driver's own exception might show what was redacted here.
-            raise StoreError(f"{self.name}: {what}: {redact_url(self._url, str(exc))}") from None
+            raise StoreError(self.name, f"{what}: {redact_url(self._url, str(exc))}") from None
 
     def load(self, origin: str) -> Record | None:
         fields: dict[bytes, bytes] = self._call(
@@ -192,7 +192,7 @@ class RedisBackend:
             error = redact_url(self._url, str(exc))
             return f"maxmemory-policy cannot be read (CONFIG GET: {error}): it may evict keys"
         except redis.RedisError as exc:
-            raise StoreError(f"{self.name}: eviction: {redact_url(self._url, str(exc))}") from None
+            raise StoreError(self.name, f"eviction: {redact_url(self._url, str(exc))}") from None
         policies = {_text(key): _text(value) for key, value in answer.items()}
         policy = policies.get("maxmemory-policy", "noeviction")
         return None if policy == "noeviction" else f"maxmemory-policy is {policy}: it evicts keys"

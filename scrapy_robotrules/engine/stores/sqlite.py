@@ -92,10 +92,10 @@ class SQLiteBackend:
                     if db is not None:
                         db.close()
                     if time.monotonic() >= deadline:
-                        raise StoreError(f"{self.name}: {exc}") from exc
+                        raise StoreError(self.name, str(exc)) from exc
                     time.sleep(_RETRY_OPEN)
                 except (OSError, sqlite3.Error) as exc:
-                    raise StoreError(f"{self.name}: {exc}") from exc
+                    raise StoreError(self.name, str(exc)) from exc
             self._db = db
         return self._db
 
@@ -117,7 +117,7 @@ class SQLiteBackend:
                 exc, sqlite3.OperationalError
             ):
                 self.close()  # corrupt or replaced: open it again next time
-            raise StoreError(f"{self.name}: {exc}") from exc
+            raise StoreError(self.name, str(exc)) from exc
 
     def load(self, origin: str) -> Record | None:
         row = self._run(
