@@ -81,7 +81,7 @@ from _hostile import (
 )
 from _rental import short_checks
 
-from scrapy_robotrules import RobotsTxt
+from scrapy_robotrules import Precedence, RobotsTxt
 
 CHECK_TARGET = 1e-3
 PARSE_TARGET = 0.5
@@ -89,7 +89,7 @@ FIRST_TARGET = 50e-3
 SHORT_TARGET = 2e-3
 LONG_TARGET = 20e-3
 MEMORY_TARGET = 4.0  # times the file's size
-MODES = ("most-specific", "first-match", "allow-first")
+MODES: tuple[Precedence, ...] = ("most-specific", "first-match", "allow-first")
 
 
 def best_time(call: Callable[[], object], repeat: int = 7) -> float:
@@ -101,7 +101,9 @@ def best_time(call: Callable[[], object], repeat: int = 7) -> float:
     return best
 
 
-def check_time(robots: RobotsTxt, path: str, mode: str = "most-specific", repeat: int = 7) -> float:
+def check_time(
+    robots: RobotsTxt, path: str, mode: Precedence = "most-specific", repeat: int = 7
+) -> float:
     """The best time of a check of ``path``, each after another question (untimed).
 
     A parsed file keeps its last answer, and the URL module the last path it
@@ -117,7 +119,7 @@ def check_time(robots: RobotsTxt, path: str, mode: str = "most-specific", repeat
     return best
 
 
-def first_check(body: bytes, mode: str = "most-specific", repeat: int = 3) -> float:
+def first_check(body: bytes, mode: Precedence = "most-specific", repeat: int = 3) -> float:
     """The best time of the first check (which reads the rules), each on a fresh parse."""
     best = float("inf")
     for _ in range(repeat):
@@ -158,7 +160,7 @@ def run_paths() -> bool:
     return passed
 
 
-def held_bytes(body: bytes, mode: str, paths: dict[int, str]) -> int:
+def held_bytes(body: bytes, mode: Precedence, paths: dict[int, str]) -> int:
     """Memory one parsed file holds after a check on each path (tracemalloc)."""
     gc.collect()
     tracemalloc.start()
@@ -185,7 +187,7 @@ def resident() -> int:
         return -1
 
 
-def rss_worker(name: str, mode: str) -> tuple[int, int]:
+def rss_worker(name: str, mode: Precedence) -> tuple[int, int]:
     """In a fresh process: resident bytes per origin, over the first ``_ORIGINS``, and
     from the ``_SLOPE_FROM``-th to the ``_SLOPE_TO``-th (see the module's docstring)."""
     body = family(name)
@@ -208,7 +210,7 @@ def rss_worker(name: str, mode: str) -> tuple[int, int]:
     return first, slope
 
 
-def resident_per_origin(name: str, mode: str) -> tuple[int, int]:
+def resident_per_origin(name: str, mode: Precedence) -> tuple[int, int]:
     """:func:`rss_worker` run in a subprocess; -1 when it cannot be measured."""
     done = subprocess.run(
         [sys.executable, __file__, "--rss", name, mode],

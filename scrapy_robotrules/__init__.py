@@ -11,15 +11,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .engine.agents import AgentMatch
 from .engine.database import RobotRules
 from .engine.directives import RequestRate, UtcWindow
 from .engine.fetch_policy import Outcome
+from .engine.index.automata import set_automaton_bytes
 from .engine.page.directives import PageDirectives, parse_page_directives
+from .engine.policies import PolicyError
+from .engine.precedence import Precedence
 from .engine.robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
-from .engine.stores import CachedStore, Entry, MemoryStore, RulesStore, open_store
+from .engine.stores import CachedStore, Entry, MemoryStore, RulesStore, StoreError, open_store
+from .engine.usage.preferences import UsageView
 
+# The public names, the engine's and the Scrapy layer's (_SCRAPY_LAYER below):
+# what semantic versioning covers (CHANGES.rst).
 __all__ = [
+    "Addon",
     "AgentLine",
+    "AgentMatch",
     "CachedStore",
     "Decision",
     "Entry",
@@ -27,17 +36,34 @@ __all__ = [
     "MemoryStore",
     "Outcome",
     "PageDirectives",
+    "PageDirectivesMiddleware",
+    "PolicyError",
+    "Precedence",
     "RequestRate",
+    "RobotParser",
     "RobotRules",
+    "RobotRulesExtension",
+    "RobotRulesMiddleware",
+    "RobotRulesSettingError",
+    "RobotsBodyMiddleware",
     "RobotsTxt",
+    "RobotsTxtForbidden",
+    "RobotsTxtNotFetched",
+    "RobotsTxtUnreachable",
     "Rule",
     "RulesStore",
+    "StoreError",
+    "UsagePreferencesMiddleware",
+    "UsageView",
     "UtcWindow",
     "open_store",
     "parse_page_directives",
+    "robotrules_fetched",
+    "set_automaton_bytes",
 ]
 
-__version__ = "0.1.0"
+# The one place the version is written: setup.cfg reads it from here.
+__version__ = "1.0.0"
 
 # The Scrapy layer, imported on first access (PEP 562): importing the engine
 # must not import Scrapy or Twisted.

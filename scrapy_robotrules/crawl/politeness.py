@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
 
+    from ..engine.agents import AgentMatch
     from ..engine.database import RobotRules
     from ..engine.directives import RequestRate
     from ..engine.policies import Policy
@@ -87,7 +88,7 @@ class _Asked(NamedTuple):
         return max(delays)
 
 
-def asked_of(robots: RobotsTxt, agent: str, agent_match: str) -> _Asked | None:
+def asked_of(robots: RobotsTxt, agent: str, agent_match: AgentMatch) -> _Asked | None:
     """What ``robots`` asks of ``agent``'s pace, if anything."""
     crawl_delay, rate = robots.pace(agent, agent_match)
     if crawl_delay is None and rate is None:

@@ -28,6 +28,8 @@ from .tdmrepfetch import TDMREP_REFUSAL
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from ..engine.agents import AgentMatch
+    from ..engine.precedence import Precedence
     from ..engine.stores import Entry
     from .audit import AuditTrail
 
@@ -271,7 +273,13 @@ class Reporter:
         return "\n".join([text, *filter(None, (line() for line in self.summary_lines))])
 
     async def send_signals(
-        self, origin: str, entry: Entry, trigger: Request, *, precedence: str, agent_match: str
+        self,
+        origin: str,
+        entry: Entry,
+        trigger: Request,
+        *,
+        precedence: Precedence,
+        agent_match: AgentMatch,
     ) -> None:
         """``robots_parsed`` (Scrapy's, for fetched rules) and ``robotrules_fetched``."""
         fetched_robots = entry.robots if entry.outcome is Outcome.RULES else None

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 from scrapy.robotstxt import RobotParser as ScrapyRobotParser
 from scrapy.utils.python import to_unicode
 
-from ..engine.agents import TOKEN
-from ..engine.precedence import MOST_SPECIFIC
+from ..engine.agents import TOKEN, AgentMatch
+from ..engine.precedence import MOST_SPECIFIC, Precedence
 from ..engine.robotstxt import Decision, RobotsTxt
 from .settings import RobotRulesConfig, named_for_robots
 
@@ -43,8 +43,8 @@ class RobotParser(ScrapyRobotParser):
         self,
         robots: RobotsTxt,
         *,
-        precedence: str = MOST_SPECIFIC,
-        agent_match: str = TOKEN,
+        precedence: Precedence = MOST_SPECIFIC,
+        agent_match: AgentMatch = TOKEN,
         user_agent: str | None = None,
     ) -> None:
         self.robots = robots

@@ -27,11 +27,11 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..engine.agents import TOKEN, product_token
+from ..engine.agents import TOKEN, AgentMatch, product_token
 from ..engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE
 from ..engine.index.automata import DEFAULT_AUTOMATON_BYTES
 from ..engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
-from ..engine.precedence import MOST_SPECIFIC
+from ..engine.precedence import MOST_SPECIFIC, Precedence
 from ..engine.reading import DEFAULT_MAX_SIZE
 from ..engine.stores import DEFAULT_CACHE_BYTES
 from .setting_table import (
@@ -112,8 +112,8 @@ class RobotRulesConfig:
 
     user_agent: str
     """The agent string robots.txt groups are matched against (by its product token)."""
-    precedence: str = MOST_SPECIFIC
-    agent_match: str = TOKEN
+    precedence: Precedence = MOST_SPECIFIC
+    agent_match: AgentMatch = TOKEN
     max_size: int = DEFAULT_MAX_SIZE
     unauthorized: str = "allow"
     retry_delay: float = 5.0

@@ -12,12 +12,23 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Final, Literal, TypeAlias
 
-__all__ = ["AGENT_MATCH_STYLES", "WILDCARD", "check_agent_match", "product_token", "select"]
+__all__ = [
+    "AGENT_MATCH_STYLES",
+    "WILDCARD",
+    "AgentMatch",
+    "check_agent_match",
+    "product_token",
+    "select",
+]
 
-TOKEN = "token"
-SUBSTRING = "substring"
-AGENT_MATCH_STYLES = (TOKEN, SUBSTRING)
+AgentMatch: TypeAlias = Literal["token", "substring"]
+"""The agent matching styles, as a type: a type checker rejects ``"tokens"``."""
+
+TOKEN: Final = "token"
+SUBSTRING: Final = "substring"
+AGENT_MATCH_STYLES: tuple[AgentMatch, ...] = (TOKEN, SUBSTRING)
 WILDCARD = "*"
 
 # ASCII whitespace only, as for the lines themselves: an NBSP is part of a name.
@@ -25,12 +36,17 @@ _BLANKS = " \t\n\r\v\f"
 _TOKEN_END = re.compile(r"[/ \t\n\r\v\f]")
 
 
-def check_agent_match(style: str) -> str:
-    """``style`` itself, or ``ValueError`` naming the valid choices."""
-    if style not in AGENT_MATCH_STYLES:
-        choices = ", ".join(repr(s) for s in AGENT_MATCH_STYLES)
-        raise ValueError(f"agent_match must be one of {choices}, not {style!r}")
-    return style
+def check_agent_match(style: str) -> AgentMatch:
+    """``style`` itself, or ``ValueError`` naming the valid choices.
+
+    The runtime check behind the :data:`AgentMatch` type, for untyped callers
+    and values read from settings or the command line.
+    """
+    for known in AGENT_MATCH_STYLES:
+        if style == known:
+            return known
+    choices = ", ".join(repr(s) for s in AGENT_MATCH_STYLES)
+    raise ValueError(f"agent_match must be one of {choices}, not {style!r}")
 
 
 @lru_cache(maxsize=256)

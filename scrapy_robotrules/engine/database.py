@@ -18,10 +18,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from .agents import TOKEN, check_agent_match
+from .agents import TOKEN, AgentMatch, check_agent_match
 from .fetch_policy import DEFAULT_MAX_AGE, Outcome
 from .index.automata import set_automaton_bytes
-from .precedence import MOST_SPECIFIC, check_precedence
+from .precedence import MOST_SPECIFIC, Precedence, check_precedence
 from .reading import DEFAULT_MAX_SIZE
 from .robotstxt import Decision, RobotsTxt
 from .stores import DEFAULT_CACHE_BYTES, Entry, MemoryStore, RulesStore, open_store
@@ -45,8 +45,8 @@ class RobotRules:
     def __init__(
         self,
         agent: str,
-        precedence: str = MOST_SPECIFIC,
-        agent_match: str = TOKEN,
+        precedence: Precedence = MOST_SPECIFIC,
+        agent_match: AgentMatch = TOKEN,
         capacity: int | None = None,
         *,
         store: RulesStore | str | None = None,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .agents import product_token
+from .agents import AgentMatch, product_token
 from .groups import Group
-from .precedence import Rule
+from .precedence import Precedence, Rule
 from .urls import request_path
 
 __all__ = ["ROBOTS_PATH", "Decision", "is_robots_path"]
@@ -33,8 +33,8 @@ class Decision:
     url: str
     path: str
     agent: str
-    precedence: str
-    agent_match: str
+    precedence: Precedence
+    agent_match: AgentMatch
     note: str = ""
     """Set when no file decided: why the origin is allowed or disallowed as a whole."""
 
@@ -46,8 +46,8 @@ class Decision:
         url: str,
         path: str,
         agent: str,
-        precedence: str,
-        agent_match: str,
+        precedence: Precedence,
+        agent_match: AgentMatch,
         note: str = "",
     ) -> None:
         fields = vars(self)
@@ -63,7 +63,14 @@ class Decision:
 
     @classmethod
     def without_rules(
-        cls, url: str, agent: str, precedence: str, agent_match: str, *, allowed: bool, note: str
+        cls,
+        url: str,
+        agent: str,
+        precedence: Precedence,
+        agent_match: AgentMatch,
+        *,
+        allowed: bool,
+        note: str,
     ) -> Decision:
         """A decision on an origin as a whole (no robots.txt, or none reachable)."""
         return cls(allowed, None, [], url, request_path(url), agent, precedence, agent_match, note)

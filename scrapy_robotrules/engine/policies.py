@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 
 from . import bounded
-from .agents import AGENT_MATCH_STYLES, product_token
+from .agents import AGENT_MATCH_STYLES, AgentMatch, product_token
 from .fetch_policy import UNAUTHORIZED_CHOICES
-from .precedence import PRECEDENCE_MODES
+from .precedence import PRECEDENCE_MODES, Precedence
 from .reading import DEFAULT_MAX_SIZE
 from .robotstxt import RobotsTxt
 from .urls import origin_of
@@ -120,8 +120,8 @@ class Policy:
     robots_txt: bytes | None = None
     """The operator's own robots.txt, decided by instead of the site's (none is fetched)."""
     user_agent: str | None = None
-    precedence: str | None = None
-    agent_match: str | None = None
+    precedence: Precedence | None = None
+    agent_match: AgentMatch | None = None
     unauthorized: str | None = None
     obey_crawl_delay: bool | None = None
     crawl_delay: float | None = None
@@ -134,7 +134,9 @@ class Policy:
         """SHA-256 of the operator's robots.txt, as the audit trail names a file."""
         return None if self.robots_txt is None else hashlib.sha256(self.robots_txt).hexdigest()
 
-    def choose(self, agent: str, precedence: str, agent_match: str) -> tuple[str, str, str]:
+    def choose(
+        self, agent: str, precedence: Precedence, agent_match: AgentMatch
+    ) -> tuple[str, Precedence, AgentMatch]:
         """The agent, precedence and agent_match for its hosts, given the project's."""
         return (
             self.user_agent or agent,

@@ -23,7 +23,7 @@ from array import array
 from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from .index.prefixes import PrefixSet
@@ -39,6 +39,7 @@ __all__ = [
     "FirstMatch",
     "MostSpecific",
     "PlainRules",
+    "Precedence",
     "PrecedenceStrategy",
     "Rule",
     "check_precedence",
@@ -48,10 +49,13 @@ __all__ = [
     "strategy_for",
 ]
 
-MOST_SPECIFIC = "most-specific"
-FIRST_MATCH = "first-match"
-ALLOW_FIRST = "allow-first"
-PRECEDENCE_MODES = (MOST_SPECIFIC, FIRST_MATCH, ALLOW_FIRST)
+Precedence: TypeAlias = Literal["most-specific", "first-match", "allow-first"]
+"""The precedence modes, as a type: a type checker rejects ``"most_specific"``."""
+
+MOST_SPECIFIC: Final = "most-specific"
+FIRST_MATCH: Final = "first-match"
+ALLOW_FIRST: Final = "allow-first"
+PRECEDENCE_MODES: tuple[Precedence, ...] = (MOST_SPECIFIC, FIRST_MATCH, ALLOW_FIRST)
 
 
 class Rule:
@@ -256,16 +260,26 @@ _STRATEGIES: dict[str, PrecedenceStrategy] = {
 }
 
 
-def check_precedence(mode: str) -> str:
-    """``mode`` itself, or ``ValueError`` naming the valid choices."""
-    strategy_for(mode)
-    return mode
+def check_precedence(mode: str) -> Precedence:
+    """``mode`` itself, or ``ValueError`` naming the valid choices.
+
+    The runtime check behind the :data:`Precedence` type, for untyped callers
+    and values read from settings or the command line.
+    """
+    for known in PRECEDENCE_MODES:
+        if mode == known:
+            return known
+    raise _unknown(mode)
 
 
 def strategy_for(mode: str) -> PrecedenceStrategy:
     """The strategy of the mode named ``mode``, or ``ValueError`` naming the valid choices."""
     strategy = _STRATEGIES.get(mode)
     if strategy is None:
-        choices = ", ".join(repr(m) for m in PRECEDENCE_MODES)
-        raise ValueError(f"precedence must be one of {choices}, not {mode!r}")
+        raise _unknown(mode)
     return strategy
+
+
+def _unknown(mode: str) -> ValueError:
+    choices = ", ".join(repr(m) for m in PRECEDENCE_MODES)
+    return ValueError(f"precedence must be one of {choices}, not {mode!r}")

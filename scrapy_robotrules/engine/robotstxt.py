@@ -20,13 +20,29 @@ from collections.abc import Sequence
 from itertools import compress
 from urllib.parse import urljoin
 
-from .agents import TOKEN, WILDCARD, check_agent_match, group_token, product_token, select
+from .agents import (
+    TOKEN,
+    WILDCARD,
+    AgentMatch,
+    check_agent_match,
+    group_token,
+    product_token,
+    select,
+)
 from .decision import Decision, is_robots_path
 from .directives import RequestRate, UtcWindow
 from .groups import AgentLine, Extras, Group, read_rules
 from .index import RuleIndex
 from .patterns import Pattern
-from .precedence import MOST_SPECIFIC, NO_RULE, Rule, code_allows, code_line, strategy_for
+from .precedence import (
+    MOST_SPECIFIC,
+    NO_RULE,
+    Precedence,
+    Rule,
+    code_allows,
+    code_line,
+    strategy_for,
+)
 from .reading import (
     DEFAULT_MAX_SIZE,
     FileLayout,
@@ -186,7 +202,7 @@ class RobotsTxt:
 
     # Deciding.
 
-    def _selected(self, agent: str, agent_match: str) -> tuple[int, ...]:
+    def _selected(self, agent: str, agent_match: AgentMatch) -> tuple[int, ...]:
         """The groups that apply to ``agent``, as :func:`.select` says.
 
         In ``token`` style (nearly every crawler), found from the flat
@@ -204,7 +220,7 @@ class RobotsTxt:
         ends = self._numbers
         return tuple(dict.fromkeys([bisect_right(ends, j, count, 2 * count) - count for j in at]))
 
-    def _index(self, agent: str, precedence: str, agent_match: str) -> RuleIndex:
+    def _index(self, agent: str, precedence: Precedence, agent_match: AgentMatch) -> RuleIndex:
         key = _view_key(agent, precedence, agent_match)
         index = self._views.get(key)
         if index is not None:
@@ -237,7 +253,9 @@ class RobotsTxt:
         self._views[key] = index
         return index
 
-    def _decide(self, path: str, agent: str, precedence: str, agent_match: str) -> int:
+    def _decide(
+        self, path: str, agent: str, precedence: Precedence, agent_match: AgentMatch
+    ) -> int:
         """The one answer behind :meth:`allowed` and :meth:`explain`.
 
         The code of the rule that decides the normalised ``path``
@@ -268,8 +286,8 @@ class RobotsTxt:
         self,
         url: str,
         agent: str,
-        precedence: str = MOST_SPECIFIC,
-        agent_match: str = TOKEN,
+        precedence: Precedence = MOST_SPECIFIC,
+        agent_match: AgentMatch = TOKEN,
     ) -> bool:
         """Whether ``agent`` may fetch ``url`` (absolute, or a bare path)."""
         # code_allows(), inlined; NO_RULE (-1) allows too.
@@ -279,8 +297,8 @@ class RobotsTxt:
         self,
         url: str,
         agent: str,
-        precedence: str = MOST_SPECIFIC,
-        agent_match: str = TOKEN,
+        precedence: Precedence = MOST_SPECIFIC,
+        agent_match: AgentMatch = TOKEN,
     ) -> Decision:
         """The decision for ``url`` with the rule and groups behind it."""
         path = request_path(url)
@@ -317,10 +335,12 @@ class RobotsTxt:
 
     # Politeness.
 
-    def _extras(self, agent: str, agent_match: str) -> list[Extras]:
+    def _extras(self, agent: str, agent_match: AgentMatch) -> list[Extras]:
         return [self._group(i).extras() for i in self._selected(agent, agent_match)]
 
-    def pace(self, agent: str, agent_match: str = TOKEN) -> tuple[float | None, RequestRate | None]:
+    def pace(
+        self, agent: str, agent_match: AgentMatch = TOKEN
+    ) -> tuple[float | None, RequestRate | None]:
         """:meth:`crawl_delay` and :meth:`request_rate` at once, the groups selected once.
 
         A crawler asks both of each file it fetches, and most files have no
@@ -338,20 +358,22 @@ class RobotsTxt:
             max(rates, key=lambda r: r.delay) if rates else None,
         )
 
-    def crawl_delay(self, agent: str, agent_match: str = TOKEN) -> float | None:
+    def crawl_delay(self, agent: str, agent_match: AgentMatch = TOKEN) -> float | None:
         """Seconds between requests asked of ``agent``; the largest of merged groups."""
         return self.pace(agent, agent_match)[0]
 
-    def request_rate(self, agent: str, agent_match: str = TOKEN) -> RequestRate | None:
+    def request_rate(self, agent: str, agent_match: AgentMatch = TOKEN) -> RequestRate | None:
         """The most restrictive ``Request-rate`` for ``agent`` (longest delay), if any."""
         return self.pace(agent, agent_match)[1]
 
-    def visit_time(self, agent: str, agent_match: str = TOKEN) -> list[UtcWindow]:
+    def visit_time(self, agent: str, agent_match: AgentMatch = TOKEN) -> list[UtcWindow]:
         """UTC windows in which ``agent`` is welcome; empty means any time."""
         return [w for m in self._extras(agent, agent_match) for w in m.visit_times]
 
 
-def _view_key(agent: str, precedence: str, agent_match: str) -> str | tuple[str, str, str]:
+def _view_key(
+    agent: str, precedence: Precedence, agent_match: AgentMatch
+) -> str | tuple[str, str, str]:
     """Where a file keeps its index for these arguments: the agent alone in the default mode.
 
     A crawler nearly always asks in the default mode: a lookup by the agent

@@ -29,7 +29,7 @@ from helpers.reference import PRECEDENCES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_robotrules import MemoryStore, RobotRules, RobotsTxt
+from scrapy_robotrules import MemoryStore, Precedence, RobotRules, RobotsTxt
 from scrapy_robotrules.engine.fetch_policy import Outcome
 from scrapy_robotrules.engine.index import literals, windows
 from scrapy_robotrules.engine.patterns import Pattern
@@ -71,7 +71,7 @@ class TriedRules:
 @pytest.mark.parametrize("mode", PRECEDENCES)
 @pytest.mark.parametrize("length", [1000, 2083, 100_000])
 def test_many_wildcard_rules_are_not_tried_one_by_one(
-    monkeypatch: pytest.MonkeyPatch, mode: str, length: int
+    monkeypatch: pytest.MonkeyPatch, mode: Precedence, length: int
 ) -> None:
     robots = RobotsTxt.parse(hostile_file(), "https://example.com/robots.txt")
     robots.allowed("/", "bot", mode)  # reads the group
@@ -85,7 +85,7 @@ def test_many_wildcard_rules_are_not_tried_one_by_one(
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
 def test_a_literal_in_the_path_tries_its_rules_only(
-    monkeypatch: pytest.MonkeyPatch, mode: str
+    monkeypatch: pytest.MonkeyPatch, mode: Precedence
 ) -> None:
     body = hostile_file(20_000) + b"Disallow: /shop/*keep\nAllow: /*keep-this*x$\n"
     robots = RobotsTxt.parse(body, "https://example.com/robots.txt")
@@ -121,7 +121,7 @@ def needle_path(body: bytes, length: int) -> str:
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
 def test_a_path_of_the_files_own_needles_reads_no_rule_again(
-    monkeypatch: pytest.MonkeyPatch, mode: str
+    monkeypatch: pytest.MonkeyPatch, mode: Precedence
 ) -> None:
     """12,500 rules found: ranked and decided from the index's arrays, none read again."""
     body = hostile_file()
@@ -137,7 +137,7 @@ def test_a_path_of_the_files_own_needles_reads_no_rule_again(
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
 def test_rules_whose_prefix_the_path_lacks_are_not_read_again(
-    monkeypatch: pytest.MonkeyPatch, mode: str
+    monkeypatch: pytest.MonkeyPatch, mode: Precedence
 ) -> None:
     """Every needle is in the path, but no rule's text before its ``*``: none is tried."""
     lines = [f"Disallow: /shop/{i}/*{word}*x" for i, word in enumerate(("abc", "bcd") * 500)]
@@ -182,7 +182,9 @@ class Reports:
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
-def test_a_run_of_one_character_is_read_once(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+def test_a_run_of_one_character_is_read_once(
+    monkeypatch: pytest.MonkeyPatch, mode: Precedence
+) -> None:
     """``/*a``, ``/*aa``... against 100,000 ``a``: each needle reports at every ``a``
     (6 million reports, or every rule tried); the run's pieces are all one text, read once."""
     lines = ["User-agent: *", *(f"Disallow: /*{'a' * k}" for k in range(1, 65))]
@@ -225,7 +227,7 @@ def broken_runs(length: int, every: int = 442, seed: int = 2) -> str:
     return ("/" + "".join(runs))[:length]
 
 
-def expected_line(lines: list[str], path: str, mode: str) -> int | None:
+def expected_line(lines: list[str], path: str, mode: Precedence) -> int | None:
     """The deciding rule's line for rules ``<directive>: /*<literal>`` (lines from 2), by SPEC 5."""
     matching = [
         (line, directive == "Allow", len(value))
@@ -263,7 +265,11 @@ class Ranked:
 
 
 def check_counted(
-    monkeypatch: pytest.MonkeyPatch, robots: RobotsTxt, lines: list[str], path: str, mode: str
+    monkeypatch: pytest.MonkeyPatch,
+    robots: RobotsTxt,
+    lines: list[str],
+    path: str,
+    mode: Precedence,
 ) -> tuple[int, int, int]:
     """(reports, rules ranked but not in the path, rules tried one by one) of one check
     of ``robots`` (made of ``lines``); its decision checked."""
@@ -282,7 +288,7 @@ def parsed(lines: list[str]) -> RobotsTxt:
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
 def test_runs_broken_every_few_characters_report_little(
-    monkeypatch: pytest.MonkeyPatch, mode: str
+    monkeypatch: pytest.MonkeyPatch, mode: Precedence
 ) -> None:
     """Issue 12, case (a): no piece of the path repeats, and each ``a`` held the needles
     of ``a`` alone (two reports a character, 200,000 on the 500 KiB file)."""
@@ -293,7 +299,7 @@ def test_runs_broken_every_few_characters_report_little(
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
 def test_deep_chains_of_one_character_report_little(
-    monkeypatch: pytest.MonkeyPatch, mode: str
+    monkeypatch: pytest.MonkeyPatch, mode: Precedence
 ) -> None:
     """Issue 12, case (b): ``/*a`` ... ``/*a`` * 64 besides, so that 64 needles end at
     each ``a``: too many reports, and every rule was then tried one by one."""
@@ -305,7 +311,7 @@ def test_deep_chains_of_one_character_report_little(
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
 def test_a_flood_of_reports_tries_no_rule_one_by_one(
-    monkeypatch: pytest.MonkeyPatch, mode: str
+    monkeypatch: pytest.MonkeyPatch, mode: Precedence
 ) -> None:
     """Nested needles of two characters (``ab``, ``aba``... 63 of them) against runs of
     ``ab`` report up to 32 times a character: read all the same (work bounded by the
@@ -348,7 +354,7 @@ def window_path(text: str, length: int, seed: int) -> str:
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
 def test_a_flood_without_a_period_is_not_read_to_its_end(
-    monkeypatch: pytest.MonkeyPatch, mode: str
+    monkeypatch: pytest.MonkeyPatch, mode: Precedence
 ) -> None:
     """Nested needles with no period report up to 15 times a character: past the flood's
     budget, the rules are walked in rank order from what was read (300 absent ones

@@ -13,6 +13,7 @@ import pytest
 from helpers import REPO_ROOT
 from helpers.cli import run
 
+import scrapy_robotrules
 from scrapy_robotrules.engine.cli import main
 
 ROBOTS = """\
@@ -406,10 +407,8 @@ def test_module_usage_error_is_one_line(tmp_path: Path) -> None:
 
 
 def test_version_is_the_packages() -> None:
-    config = configparser.ConfigParser()
-    config.read(REPO_ROOT / "setup.cfg")
     done = robotrules("--version")
-    assert (done.returncode, done.stdout) == (0, f"robotrules {config['metadata']['version']}\n")
+    assert (done.returncode, done.stdout) == (0, f"robotrules {scrapy_robotrules.__version__}\n")
 
 
 def test_package_data_names_only_files_that_exist() -> None:

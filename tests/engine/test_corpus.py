@@ -13,9 +13,9 @@ import pytest
 from helpers.corpus_subset import FILES, TAGS, Subset, choose, load, read_tsv
 from helpers.vectors import shared_dir
 
-from scrapy_robotrules import RobotsTxt
+from scrapy_robotrules import Precedence, RobotsTxt
 
-MODES = ("most-specific", "first-match", "allow-first")
+MODES: tuple[Precedence, ...] = ("most-specific", "first-match", "allow-first")
 URLS_PER_FILE = 50
 
 

@@ -290,14 +290,14 @@ def test_forgetting_on_agent_change_is_not_eviction() -> None:
 
 def test_invalid_precedence_names_the_choices() -> None:
     with pytest.raises(ValueError, match="precedence") as info:
-        RobotRules("bot", precedence="longest-match")
+        RobotRules("bot", precedence="longest-match")  # type: ignore[arg-type]
     for choice in ("'most-specific'", "'first-match'", "'allow-first'"):
         assert choice in str(info.value)
 
 
 def test_invalid_agent_match_names_the_choices() -> None:
     with pytest.raises(ValueError, match="agent_match") as info:
-        RobotRules("bot", agent_match="regex")
+        RobotRules("bot", agent_match="regex")  # type: ignore[arg-type]
     for choice in ("'token'", "'substring'"):
         assert choice in str(info.value)
 

@@ -150,7 +150,7 @@ def test_substring_style_falls_back_to_the_wildcard() -> None:
 
 def test_invalid_agent_match_is_refused() -> None:
     with pytest.raises(ValueError, match="'token', 'substring'"):
-        RobotsTxt.parse(STYLES).crawl_delay("bot", "regex")
+        RobotsTxt.parse(STYLES).crawl_delay("bot", "regex")  # type: ignore[arg-type]
 
 
 # Request-rate.

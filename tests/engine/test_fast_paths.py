@@ -15,7 +15,7 @@ from helpers.differential import SCALE, robots_documents, urls
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_robotrules import RobotsTxt
+from scrapy_robotrules import AgentMatch, Precedence, RobotsTxt
 from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from scrapy_robotrules.engine.urls import request_path
 
@@ -65,7 +65,9 @@ class Recording(RobotsTxt):
     __slots__ = ("paths",)
     paths: list[str]
 
-    def _decide(self, path: str, agent: str, precedence: str, agent_match: str) -> int:
+    def _decide(
+        self, path: str, agent: str, precedence: Precedence, agent_match: AgentMatch
+    ) -> int:
         self.paths.append(path)
         return super()._decide(path, agent, precedence, agent_match)
 
@@ -92,13 +94,14 @@ def test_allowed_reads_the_url_as_request_path_does(
     ),
 )
 def test_views_of_every_mode_answer_as_a_fresh_file(
-    content: str | bytes, asked: list[tuple[str, str, str]]
+    content: str | bytes, asked: list[tuple[str, str, Precedence]]
 ) -> None:
     # One file asked in turns, in the default mode (a view per agent) and
     # others (a view per agent and mode), against a fresh file per question.
     shared = RobotsTxt.parse(content)
     for url, agent, mode in asked:
-        for style in ("token", "substring"):
+        styles: tuple[AgentMatch, ...] = ("token", "substring")
+        for style in styles:
             expected = RobotsTxt.parse(content).allowed(url, agent, mode, style)
             assert shared.allowed(url, agent, mode, style) is expected
             assert shared.explain(url, agent, mode, style).allowed is expected
@@ -108,7 +111,7 @@ def test_the_view_of_the_default_mode_is_not_taken_for_another() -> None:
     # "FooBot" is named by the group only as a substring; "/a" is decided by
     # the longest rule in most-specific mode, by the first one in first-match.
     robots = RobotsTxt.parse("User-agent: bot\nAllow: /\nDisallow: /a\n")
-    asked = [
+    asked: list[tuple[AgentMatch, Precedence, bool]] = [
         ("token", MOST_SPECIFIC, True),
         ("substring", MOST_SPECIFIC, False),
         ("substring", "first-match", True),

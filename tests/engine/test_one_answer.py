@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scrapy_robotrules import Decision, Entry, Outcome, RobotsTxt
+from scrapy_robotrules import Decision, Entry, Outcome, Precedence, RobotsTxt
 from scrapy_robotrules.engine.precedence import NO_RULE, PRECEDENCE_MODES, rule_code
 
 CONTENT = "User-agent: *\nDisallow: /a\nAllow: /b\nDisallow: /*.php\n"
@@ -52,7 +52,7 @@ def test_no_rule_from_the_core_is_allowed_and_named_as_none(
 
 
 @pytest.mark.parametrize("mode", PRECEDENCE_MODES)
-def test_the_core_answers_what_the_rules_say(mode: str) -> None:
+def test_the_core_answers_what_the_rules_say(mode: Precedence) -> None:
     robots = RobotsTxt.parse(CONTENT)
     expected = {"/a": False, "/b": True, "/x.php": False, "/c": True, "/robots.txt": True}
     for url, allowed in expected.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_robotrules import RobotsTxt
+from scrapy_robotrules import Precedence, RobotsTxt
 from scrapy_robotrules.engine.patterns import Pattern
 from scrapy_robotrules.engine.urls import normalize, origin_of, request_path
 
@@ -235,7 +235,7 @@ LONG_PATHS = [
 
 @pytest.mark.parametrize("content", LONG_CASES)
 @pytest.mark.parametrize("mode", ["most-specific", "first-match", "allow-first"])
-def test_long_paths_decide_as_the_reference_does(content: str, mode: str) -> None:
+def test_long_paths_decide_as_the_reference_does(content: str, mode: Precedence) -> None:
     """Paths past the long-path threshold take another branch; same answers."""
     from helpers.reference import reference_allowed
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_robotrules import RobotRules, RobotsTxt
+from scrapy_robotrules import Precedence, RobotRules, RobotsTxt
 from scrapy_robotrules.engine.precedence import rule_code, strategy_for
 
-MODES = ("most-specific", "first-match", "allow-first")
+MODES: tuple[Precedence, ...] = ("most-specific", "first-match", "allow-first")
 
 
-def decide(content: str, path: str, mode: str) -> tuple[bool, int | None]:
+def decide(content: str, path: str, mode: Precedence) -> tuple[bool, int | None]:
     decision = RobotsTxt.parse(content).explain(path, "bot", mode)
     return decision.allowed, None if decision.rule is None else decision.rule.line
 
@@ -23,7 +23,7 @@ CGI = "User-agent: *\nAllow: /\nDisallow: /cgi-bin\n"
     ("mode", "expected"),
     [("first-match", (False, 2)), ("allow-first", (True, 3)), ("most-specific", (True, 3))],
 )
-def test_worked_example_folder(mode: str, expected: tuple[bool, int]) -> None:
+def test_worked_example_folder(mode: Precedence, expected: tuple[bool, int]) -> None:
     assert decide(FOLDER, "/folder1/myfile.html", mode) == expected
 
 
@@ -31,7 +31,7 @@ def test_worked_example_folder(mode: str, expected: tuple[bool, int]) -> None:
     ("mode", "expected"),
     [("first-match", (True, 2)), ("allow-first", (True, 2)), ("most-specific", (False, 3))],
 )
-def test_worked_example_cgi_bin(mode: str, expected: tuple[bool, int]) -> None:
+def test_worked_example_cgi_bin(mode: Precedence, expected: tuple[bool, int]) -> None:
     assert decide(CGI, "/cgi-bin/x", mode) == expected
 
 
@@ -96,18 +96,18 @@ def test_merged_groups_rank_across_groups() -> None:
 def test_unknown_mode_is_a_clear_error(bad: str) -> None:
     robots = RobotsTxt.parse("User-agent: *\nDisallow: /\n")
     with pytest.raises(ValueError, match=r"most-specific.*first-match.*allow-first"):
-        robots.allowed("/", "bot", bad)
+        robots.allowed("/", "bot", bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="precedence must be one of"):
-        RobotRules("bot", precedence=bad)
+        RobotRules("bot", precedence=bad)  # type: ignore[arg-type]
 
 
 def test_unknown_agent_match_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="'token', 'substring'"):
-        RobotsTxt.parse("").allowed("/", "bot", agent_match="exact")
+        RobotsTxt.parse("").allowed("/", "bot", agent_match="exact")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("mode", ["most-specific", "first-match", "allow-first"])
-def test_ranks_in_bulk_are_the_ranks_one_by_one(mode: str) -> None:
+def test_ranks_in_bulk_are_the_ranks_one_by_one(mode: Precedence) -> None:
     # A large file's index ranks its found rules with ranks(); each strategy
     # writes it apart from rank() for speed, so the two must agree.
     strategy = strategy_for(mode)

@@ -17,7 +17,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from scrapy_robotrules import RobotsTxt
+    from scrapy_robotrules import AgentMatch, Precedence, RobotsTxt
     from scrapy_robotrules.engine.urls import (
         _LONG,
         _OCTET_WORK,
@@ -26,8 +26,8 @@ with atheris.instrument_imports():
         _to_octets,
     )
 
-MODES = ("most-specific", "first-match", "allow-first")
-STYLES = ("token", "substring")
+MODES: tuple[Precedence, ...] = ("most-specific", "first-match", "allow-first")
+STYLES: tuple[AgentMatch, ...] = ("token", "substring")
 
 
 def one_input(data: bytes) -> None:

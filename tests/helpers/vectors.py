@@ -21,6 +21,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from helpers import DATA_DIR, REPO_ROOT
+from scrapy_robotrules.engine.agents import AgentMatch, check_agent_match
+from scrapy_robotrules.engine.precedence import Precedence, check_precedence
 
 FIELD_SEPARATOR = " | "
 EMPTY = "<empty>"
@@ -66,8 +68,8 @@ def decode_text_field(field: str) -> str:
 @dataclass(frozen=True)
 class Vector:
     line: int  # line number in vectors.txt
-    precedence: str
-    agent_match: str
+    precedence: Precedence
+    agent_match: AgentMatch
     agent: str
     robots_txt: str | bytes
     url: str
@@ -113,8 +115,8 @@ def parse_vector(line: str, number: int) -> Vector:
         raise ValueError(f"vectors.txt:{number}: bad expected value {expected!r}")
     return Vector(
         line=number,
-        precedence=precedence,
-        agent_match=agent_match,
+        precedence=check_precedence(precedence),
+        agent_match=check_agent_match(agent_match),
         agent=decode_text_field(agent),
         robots_txt=decode_field(robots_txt),
         url=decode_text_field(url),

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ..agents import TOKEN, WILDCARD, group_token, product_token, select
+from ..agents import TOKEN, WILDCARD, AgentMatch, group_token, product_token, select
 from .dates import parse_date
 
 __all__ = [
@@ -264,7 +264,7 @@ def _most_restrictive(numbers: Iterable[int]) -> int | None:
 class _Reader:
     """Sorts each rule read: for this crawler, for another, unknown or malformed."""
 
-    def __init__(self, agent: str, agent_match: str) -> None:
+    def __init__(self, agent: str, agent_match: AgentMatch) -> None:
         self.agent = agent
         self.agent_match = agent_match
         self.applied: list[Directive] = []
@@ -321,7 +321,7 @@ def parse_page_directives(
     headers: Iterable[str | bytes] = (),
     metas: Iterable[tuple[str, str]] = (),
     agent: str = WILDCARD,
-    agent_match: str = TOKEN,
+    agent_match: AgentMatch = TOKEN,
 ) -> PageDirectives:
     """The rules for ``agent`` in ``X-Robots-Tag`` values and ``(name, content)`` meta pairs.
 

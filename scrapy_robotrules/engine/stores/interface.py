@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
+from ..agents import AgentMatch
 from ..fetch_policy import Outcome
+from ..precedence import Precedence
 from ..robotstxt import Decision, RobotsTxt, is_robots_path
 from ..urls import request_path
 
@@ -170,13 +172,17 @@ class Entry:
         """Without rules: only "no robots.txt" allows, and ``/robots.txt`` itself always."""
         return self.outcome is Outcome.ALLOW_ALL or is_robots_path(path)
 
-    def allowed(self, url: str, agent: str, precedence: str, agent_match: str) -> bool:
+    def allowed(
+        self, url: str, agent: str, precedence: Precedence, agent_match: AgentMatch
+    ) -> bool:
         robots = self._rules()
         if robots is not None:
             return robots.allowed(url, agent, precedence, agent_match)
         return self._outcome_allows(request_path(url))
 
-    def explain(self, url: str, agent: str, precedence: str, agent_match: str) -> Decision:
+    def explain(
+        self, url: str, agent: str, precedence: Precedence, agent_match: AgentMatch
+    ) -> Decision:
         """The decision for ``url``; an unreachable origin keeps earlier rules if it has them."""
         robots = self.robots  # self._rules(), inlined: every fresh decision of a crawl
         if robots is not None and self.outcome in _DECIDED_BY_RULES:
