@@ -73,9 +73,17 @@ def replace_table(page: str, name: str, body: str) -> str:
 
 
 def write_tables(
-    tables: dict[str, dict[str, Any]], source: str, page: Path = DOCS_PAGE, when: str | None = None
+    tables: dict[str, dict[str, Any]],
+    source: str,
+    page: Path | None = None,
+    when: str | None = None,
 ) -> list[str]:
-    """Write ``tables`` into the page, each with a line naming ``source``: the names written."""
+    """Write ``tables`` into the page, each with a line naming ``source``: the names written.
+
+    Every table is placed before the page is written, so a missing marker
+    leaves the page as it was.
+    """
+    page = page or DOCS_PAGE
     day = when or time.strftime("%Y-%m-%d")
     text = page.read_text(encoding="utf-8")
     for name, table in tables.items():
@@ -85,10 +93,10 @@ def write_tables(
     return list(tables)
 
 
-def write_recorded(source: str, page: Path = DOCS_PAGE) -> None:
+def write_recorded(source: str) -> None:
     """``--write-docs``: write every table this run recorded."""
-    names = write_tables(recorded(), source, page)
-    print(f"tables written to {page.name}: {', '.join(names)}", file=sys.stderr)
+    names = write_tables(recorded(), source)
+    print(f"tables written to {DOCS_PAGE.name}: {', '.join(names)}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

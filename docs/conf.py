@@ -18,7 +18,7 @@ import scrapy_robotrules  # noqa: E402
 
 project = "scrapy-robotrules"
 author = "scrapy-robotrules contributors"
-copyright = "scrapy-robotrules contributors"  # noqa: A001
+copyright = "scrapy-robotrules contributors"
 release = scrapy_robotrules.__version__
 version = release
 

@@ -143,7 +143,7 @@ class SettingDirective(SphinxDirective):
 
 
 class SpiderAttributesDirective(SphinxDirective):
-    """``.. robotrules-spider-attributes::``: the spider attributes and the settings they override."""
+    """``.. robotrules-spider-attributes::``: each spider attribute and the setting it overrides."""
 
     def run(self) -> list[nodes.Node]:
         lines = [".. list-table::", "   :header-rows: 1", "", "   * - Spider attribute"]
@@ -192,10 +192,10 @@ def label_spec_sections(app: Sphinx, doctree: nodes.document) -> None:
         std["anonlabels"][label] = (env.docname, section["ids"][0])
 
 
-def link_spec_citations(
+def link_spec_citations(  # noqa: PLR0917 (autodoc's event passes six)
     app: Sphinx, what: str, name: str, obj: object, options: object, lines: list[str]
 ) -> None:
-    """"SPEC 5" in a docstring: a link to section 5 of the contract."""
+    """ "SPEC 5" in a docstring: a link to section 5 of the contract."""
     lines[:] = [SPEC_CITED.sub(r":ref:`SPEC \1 <spec-\1>`", line) for line in lines]
 
 
