@@ -217,7 +217,7 @@ TABLE: dict[str, Setting] = {row.name: row for row in _ROWS}
 """Every ``ROBOTRULES_*`` setting this package reads, by name."""
 
 LIMITS: dict[str, float] = {row.name: row.maximum for row in _ROWS if row.maximum is not None}
-"""The largest value each numeric setting accepts (README's settings tables say the same)."""
+"""The largest value each numeric setting accepts (the settings reference shows it)."""
 
 ATTRIBUTES: dict[str, str] = {
     "robotrules_user_agent": "ROBOTRULES_USER_AGENT",
