@@ -31,8 +31,9 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "requirements.txt"]
 
-# The behaviour contract (spec.md) is Markdown: its section headings become
-# anchors, so "SPEC 5" is spec.html#5-precedence-modes.
+# The behaviour contract (spec.md) is Markdown, as the project's shared copy
+# is; its numbered sections get anchors (spec.html#5-precedence-modes), and
+# the extension labels them spec-5 for :ref: and the docstrings' "SPEC 5".
 myst_heading_anchors = 2
 
 autodoc_member_order = "bysource"
