@@ -10,6 +10,7 @@ from typing import Any
 
 from _common import Row, fmt_bytes, fmt_ratio, fmt_seconds, ratio, render_table
 from _crawler import VARIANTS
+from _docs_tables import record
 
 FLEET = 4
 """The fleet scenario's number (``--scenarios fleet`` or ``4``)."""
@@ -118,6 +119,8 @@ def render_crawls(results: dict[int, dict[str, dict[str, Any] | None]]) -> str:
             ]
         )
     ratio_headers = ["ratios", "ours/obey-false wall", "ours/obey-false to 90%"]
+    record("crawl", headers, rows[1:])
+    record("crawl-ratios", [*ratio_headers, "builtin/ours to 90%"], ratio_rows)
     return "\n".join(
         [
             render_table(headers, rows[1:]),

@@ -55,7 +55,7 @@ def variant_settings(variant: str) -> dict[str, Any]:
     settings["ROBOTSTXT_OBEY"] = variant != "obey-false"
     if variant in ("ours", ROBOTS_ONLY):
         settings["ADDONS"] = {"scrapy_robotrules.Addon": 0}
-    if variant == ROBOTS_ONLY:  # as README.rst says to turn each off
+    if variant == ROBOTS_ONLY:  # as the docs' guides say to turn each off
         settings["SPIDER_MIDDLEWARES"] = {
             "scrapy_robotrules.PageDirectivesMiddleware": None,
             "scrapy_robotrules.UsagePreferencesMiddleware": None,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from _common import Row, fmt_ratio, fmt_seconds, ratio, render_table
+from _docs_tables import record
 
 FLEET_VARIANTS = ("memory", "redis")
 
@@ -118,6 +119,7 @@ def render_fleet(fleet: dict[str, list[dict[str, Any]]], args: argparse.Namespac
                 fmt_ratio(ratio(red["pages_per_second"], mem["pages_per_second"])),
             ]
         )
+    record("fleet", headers, rows)
     count = max(len(fleet["memory"]), len(fleet["redis"]))
     median = (
         "One round per variant."

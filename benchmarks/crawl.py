@@ -83,6 +83,7 @@ from _common import (
 )
 from _crawl_report import FLEET, SCENARIOS, crawl_targets, render_crawls
 from _crawler import COMMON_SETTINGS, VARIANTS, Crawl, max_rss_bytes, run_worker, variant_settings
+from _docs_tables import recorded, write_recorded
 from _fleet_report import fleet_targets, render_fleet
 
 FULL_SITES = 2000
@@ -266,6 +267,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the memory-per-origin part")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="write the result tables into docs/benchmarks.rst, between their markers",
+    )
     args = parser.parse_args(argv)
     names = [s.strip().lower() for s in args.scenarios.split(",") if s.strip()]
     try:
@@ -369,9 +375,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "targets": targets,
             "failures": failures,
             "seconds": elapsed,
+            "command": "python benchmarks/crawl.py",
+            "docs_tables": recorded(),
         }
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         progress(f"results written to {args.json}")
+    if args.write_docs:
+        write_recorded(" ".join(["python benchmarks/crawl.py", *argv]).replace(" --write-docs", ""))
     return 1 if failures else 0
 
 

@@ -67,6 +67,7 @@ from _common import (
     ratio,
     render_table,
 )
+from _docs_tables import record, recorded, write_recorded
 from _engine_tools import (
     AGENTS,
     TOOL_ORDER,
@@ -200,6 +201,7 @@ def build_report(
         row("checks answered 'allowed'", count(lambda s: s.checks_allowed)),
     ]
     out = [render_table(headers, rows)]
+    record("engine", headers, rows[: rows.index(None)])
 
     notes = []
     for st in columns:
@@ -235,6 +237,7 @@ def build_report(
             )
         title = f"Pathological rule 'Disallow: {rule}', path of N 'a': time per check"
         table = render_table(["", "ours", "Protego", "urllib", "ours/protego"], prow)
+        record("engine-pathological", ["", "ours", "Protego", "urllib", "ours/protego"], prow)
         out.append(f"{title}\n{table}")
         for case in cases:
             if "error" in case:
@@ -301,6 +304,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--no-pathological", action="store_true", help="skip the pathological-pattern checks"
     )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="write the result tables into docs/benchmarks.rst, between their markers",
+    )
     parser.add_argument(
         "--check",
         action="store_true",
@@ -389,9 +397,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "pathological_budget_s": args.budget,
             },
             **data,
+            "command": "python benchmarks/engine.py",
+            "docs_tables": recorded(),
         }
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         progress(f"results written to {args.json}")
+
+    if args.write_docs:
+        write_recorded("python benchmarks/engine.py" + (" --quick" if args.quick else ""))
 
     if args.check:
         statuses = [t["status"] for t in data["targets"].values()]

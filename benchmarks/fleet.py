@@ -62,6 +62,7 @@ from _common import (
     use_checkout,
 )
 from _crawler import Crawl, max_rss_bytes, variant_settings
+from _docs_tables import recorded, write_recorded
 from _fleet_report import FLEET_VARIANTS, fleet_targets, render_fleet, summarise_round
 from sites import ServerError, SitePlan, host_name, log_tail, sites_process
 
@@ -357,6 +358,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=DEFAULT_PAGES)
     parser.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME)
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="write the result table into docs/benchmarks.rst, between its markers",
+    )
     add_arguments(parser)
     args = parser.parse_args(argv)
     settle_arguments(args)
@@ -382,8 +388,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     for failure in failures:
         print(f"FAILED: {failure}")
     if args.json:
-        data = {"environment": env, "args": vars(args), "rounds": fleet, "targets": targets}
+        data = {
+            "environment": env,
+            "args": vars(args),
+            "rounds": fleet,
+            "targets": targets,
+            "command": "python benchmarks/fleet.py",
+            "docs_tables": recorded(),
+        }
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    if args.write_docs:
+        write_recorded(" ".join(["python benchmarks/fleet.py", *argv]).replace(" --write-docs", ""))
     return 1 if failures else 0
 
 

@@ -36,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _common import render_table, use_checkout  # noqa: E402
+from _docs_tables import record, write_recorded  # noqa: E402
 
 PROBES = ("overflow", "stop", "delay")
 VARIANTS = {
@@ -155,6 +156,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--probes", default=",".join(PROBES))
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="write the result table into docs/benchmarks.rst, between its markers",
+    )
     parser.add_argument("--child", nargs=2, metavar=("PROBE", "VARIANT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -181,8 +187,11 @@ def main() -> None:
         )
         rows.append((r["probe"], r["variant"], text))
     print(render_table(("probe", "variant", "figures"), rows))
+    record("waiting", ("probe", "variant", "figures"), rows)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
+    if args.write_docs:
+        write_recorded(f"python benchmarks/waiting.py --probes {args.probes}")
 
 
 if __name__ == "__main__":

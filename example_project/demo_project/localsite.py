@@ -52,7 +52,7 @@ HOSTS = ("shop", "blog", "flaky")
 FLAKY_FAILURES = 3
 
 ROBOTS: dict[str, bytes] = {
-    # The file the top-level README's "robotrules compare" example reads too.
+    # The file this project's README's "robotrules compare" example reads too.
     "shop": (Path(__file__).resolve().parent.parent / "robots.txt").read_bytes(),
     "blog": b"""\
 # The blog is open to the demo crawler only.

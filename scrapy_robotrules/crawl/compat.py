@@ -1,7 +1,7 @@
 """Every reach into Scrapy beyond its documented, stable API, in one place.
 
-The package supports Scrapy 2.13.4 to the newest release (see README.rst,
-"Compatibility"). What changed between those versions, and what only a
+The package supports Scrapy 2.13.4 to the newest release (see
+docs/compatibility.rst). What changed between those versions, and what only a
 private or undocumented attribute gives, is read here and nowhere else;
 ``tests/test_compat.py`` checks each function against the installed
 Scrapy's real objects, so a release that breaks one fails there first.

@@ -25,7 +25,7 @@ charges each yielded object two async generator steps per middleware that
 has output methods, more than the rest of this package's work per page, for
 nothing on a crawl whose pages state no such rule.
 
-SPEC: none (page-level rules go beyond robots.txt; README.rst describes them).
+SPEC: none (page-level rules go beyond robots.txt; docs/guides/page-directives.rst describes them).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..engine.agents import AGENT_MATCH_STYLES, TOKEN
@@ -35,7 +35,7 @@ from ..engine.audit import ENFORCE, MODES
 from ..engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED_CHOICES
 from ..engine.index.automata import DEFAULT_AUTOMATON_BYTES
 from ..engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
-from ..engine.policies import CLAMP
+from ..engine.policies import CLAMP, DELAY_ACTIONS
 from ..engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from ..engine.reading import DEFAULT_MAX_SIZE
 from ..engine.stores import DEFAULT_CACHE_BYTES
@@ -83,7 +83,12 @@ PAGE_NOINDEX_CHOICES = ("mark", "drop", "ignore")
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its name, default, reader and (for a number) its range."""
+    """One setting: its name, default, reader and (for a number) its range.
+
+    ``kind``, ``choices`` and ``above`` say the same for a reader of the
+    documentation: the settings reference (``docs/reference/settings.rst``)
+    takes every default, type and range from this table.
+    """
 
     name: str
     default: Any
@@ -91,19 +96,37 @@ class Setting:
     minimum: float | None = None
     """The smallest number accepted (``0`` for ``> 0`` durations, which refuse 0 itself)."""
     maximum: float | None = None
+    kind: str = field(default="", kw_only=True)
+    """What the value is (``bool``, ``int``...), for the documentation."""
+    choices: tuple[str, ...] = field(default=(), kw_only=True)
+    """The values accepted, for a setting that takes one of a few."""
+    above: bool = field(default=False, kw_only=True)
+    """The range excludes ``minimum`` itself (``> 0``)."""
 
 
 def _choice(name: str, default: str, choices: tuple[str, ...]) -> Setting:
-    return Setting(name, default, lambda n, v, _: as_choice(n, v, choices))
+    return Setting(
+        name,
+        default,
+        lambda n, v, _: as_choice(n, v, choices),
+        kind="str",
+        choices=choices,
+    )
 
 
 def _boolean(name: str, default: bool) -> Setting:
-    return Setting(name, default, lambda n, v, _: as_boolean(n, v))
+    return Setting(name, default, lambda n, v, _: as_boolean(n, v), kind="bool")
 
 
 def _seconds(name: str, default: float, maximum: float, *, zero: bool = True) -> Setting:
     return Setting(
-        name, default, lambda n, v, _: as_seconds(n, v, maximum=maximum, zero=zero), 0, maximum
+        name,
+        default,
+        lambda n, v, _: as_seconds(n, v, maximum=maximum, zero=zero),
+        0,
+        maximum,
+        kind="float (seconds)",
+        above=not zero,
     )
 
 
@@ -114,18 +137,19 @@ def _integer(name: str, default: int, minimum: int, maximum: int) -> Setting:
         lambda n, v, _: as_integer(n, v, minimum=minimum, maximum=maximum),
         minimum,
         maximum,
+        kind="int",
     )
 
 
 def _field(name: str, default: str) -> Setting:
-    return Setting(name, default, lambda n, v, _: as_field_name(n, v))
+    return Setting(name, default, lambda n, v, _: as_field_name(n, v), kind="str")
 
 
 _ROWS = (
     # How robots.txt is read and matched (settings.py).
     _choice("ROBOTRULES_PRECEDENCE", MOST_SPECIFIC, PRECEDENCE_MODES),
     _choice("ROBOTRULES_AGENT_MATCH", TOKEN, AGENT_MATCH_STYLES),
-    Setting("ROBOTRULES_USER_AGENT", None, lambda n, v, _: as_agent(n, v)),
+    Setting("ROBOTRULES_USER_AGENT", None, lambda n, v, _: as_agent(n, v), kind="str or None"),
     _integer("ROBOTRULES_MAX_SIZE", DEFAULT_MAX_SIZE, 1, 10_000_000),
     _choice("ROBOTRULES_UNAUTHORIZED", "allow", UNAUTHORIZED_CHOICES),
     _seconds("ROBOTRULES_RETRY_DELAY", 5.0, MAX_RETRY_DELAY, zero=False),
@@ -139,7 +163,7 @@ _ROWS = (
     _seconds("ROBOTRULES_MAX_CRAWL_DELAY", 60.0, DAY),
     _integer("ROBOTRULES_MAX_WAITING_PER_ORIGIN", 1000, 0, 10_000_000),
     _integer("ROBOTRULES_CONCURRENT_FETCHES", 64, 1, 10_000),
-    Setting("ROBOTRULES_STORE", "memory", lambda _, v, __: as_store(v)),
+    Setting("ROBOTRULES_STORE", "memory", lambda _, v, __: as_store(v), kind="str (a store URL)"),
     _seconds("ROBOTRULES_LEASE", 10.0, 3_600.0, zero=False),
     # Page-level directives (pagemiddleware.py).
     _boolean("ROBOTRULES_PAGE_NOFOLLOW", True),
@@ -148,26 +172,52 @@ _ROWS = (
     _field("ROBOTRULES_PAGE_NOINDEX_FIELD", "robotrules_noindex"),
     _integer("ROBOTRULES_PAGE_MAX_HTML", DEFAULT_PAGE_MAX_HTML, 1, 10_000_000),
     # Usage preferences (usagemiddleware.py).
-    Setting("ROBOTRULES_PURPOSES", [], lambda _, v, __: as_purposes(v)),
+    Setting(
+        "ROBOTRULES_PURPOSES",
+        [],
+        lambda _, v, __: as_purposes(v),
+        kind="list of str, or a comma-separated str",
+    ),
     _choice("ROBOTRULES_USAGE_ITEMS", "mark", PAGE_NOINDEX_CHOICES),
     _field("ROBOTRULES_USAGE_FIELD", "robotrules_usage_refused"),
     # Operator controls: mode and audit trail (operator_config.py), site policies (policy.py).
     _choice("ROBOTRULES_MODE", ENFORCE, MODES),
-    Setting("ROBOTRULES_AUDIT", None, as_audit),
+    Setting("ROBOTRULES_AUDIT", None, as_audit, kind="str (a path or a feed URI) or None"),
     _integer("ROBOTRULES_AUDIT_BUFFER", 10_000, 1, 10_000_000),
-    Setting("ROBOTRULES_POLICIES", None, lambda _, v, __: as_policies(v)),
-    Setting("ROBOTRULES_MAX_CRAWL_DELAY_ACTION", CLAMP, lambda n, v, _: as_delay_action(n, v)),
+    Setting(
+        "ROBOTRULES_POLICIES",
+        None,
+        lambda _, v, __: as_policies(v),
+        kind="dict, or a JSON object as str",
+    ),
+    Setting(
+        "ROBOTRULES_MAX_CRAWL_DELAY_ACTION",
+        CLAMP,
+        lambda n, v, _: as_delay_action(n, v),
+        kind="str",
+        choices=DELAY_ACTIONS,
+    ),
     # Sitemaps from the same fetch (sitemaps.py).
     _boolean("ROBOTRULES_FOLLOW_SITEMAPS", False),
-    Setting("ROBOTRULES_SITEMAP_FOLLOW", [""], lambda n, v, _: as_patterns(n, v)),
-    Setting("ROBOTRULES_SITEMAP_RULES", [("", "parse")], lambda n, v, _: as_sitemap_rules(n, v)),
+    Setting(
+        "ROBOTRULES_SITEMAP_FOLLOW",
+        [""],
+        lambda n, v, _: as_patterns(n, v),
+        kind="list of str (regular expressions)",
+    ),
+    Setting(
+        "ROBOTRULES_SITEMAP_RULES",
+        [("", "parse")],
+        lambda n, v, _: as_sitemap_rules(n, v),
+        kind="list of (regex, callback name) pairs",
+    ),
 )
 
 TABLE: dict[str, Setting] = {row.name: row for row in _ROWS}
 """Every ``ROBOTRULES_*`` setting this package reads, by name."""
 
 LIMITS: dict[str, float] = {row.name: row.maximum for row in _ROWS if row.maximum is not None}
-"""The largest value each numeric setting accepts (README's settings tables say the same)."""
+"""The largest value each numeric setting accepts (the settings reference shows it)."""
 
 ATTRIBUTES: dict[str, str] = {
     "robotrules_user_agent": "ROBOTRULES_USER_AGENT",

@@ -11,7 +11,8 @@ callback yields are marked (default), dropped or left alone
 (``ROBOTRULES_USAGE_ITEMS``), as noindex items are. (What robots.txt refuses
 never gets here: the request was dropped before download.)
 
-SPEC: none (usage preferences go beyond robots.txt; README.rst describes them).
+SPEC: none (usage preferences go beyond robots.txt; the usage preferences guide in docs/
+describes them).
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ async def test_the_middleware_alone_obeys_robots_txt(mockserver: MockServer) -> 
     settings = {
         "ROBOTSTXT_OBEY": True,
         # By its path: Scrapy before 2.15.1 keeps the base's path key enabled
-        # beside a class key set to None (README, Compatibility).
+        # beside a class key set to None (docs/compatibility.rst).
         "DOWNLOADER_MIDDLEWARES": {BUILTIN_PATH: None, RobotRulesMiddleware: 100},
     }
     result = await run_spider(RecordingSpider, settings, start_urls=urls)
@@ -195,7 +195,7 @@ SCRAPY_NAMES = (
     "RobotsTxtUnreachable",
     "UsagePreferencesMiddleware",
 )
-"""The Scrapy-layer names README tells users to import from the package itself."""
+"""The Scrapy-layer names the docs tell users to import from the package itself."""
 
 
 def test_the_scrapy_names_are_loaded_on_first_access() -> None:

@@ -309,7 +309,7 @@ SLOW = "slow.test"
 
 
 def _scrapy_redis(redis_url: str) -> dict[str, Any]:
-    """What each crawler of a scrapy-redis fleet sets (the README shows the same)."""
+    """What each crawler of a scrapy-redis fleet sets (docs/guides/stores.rst shows the same)."""
     return {
         "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
         # scrapy-redis's own filter, counting what it filters (see fleet_worker.py).
@@ -412,7 +412,7 @@ async def test_a_scrapy_redis_fleet_ends_every_request_once_and_keeps_crawl_dela
     assert total["robotrules/offered"] == offers.total()
     assert total["robotrules/forbidden"] == sum(offers[url] for url in forbidden)
     assert total["robotrules/allowed"] == sum(offers[url] for url in allowed)
-    # The README's identity, summed over the fleet.
+    # The stats identity (docs/reference/stats.rst), summed over the fleet.
     ends = ["allowed", "forbidden", "unreachable", "unchecked", "lost_at_close", "saved_at_close"]
     assert total["robotrules/offered"] == sum(total.get(f"robotrules/{end}", 0) for end in ends)
     assert total["robotrules/allowed"] == (

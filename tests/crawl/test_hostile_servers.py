@@ -197,7 +197,7 @@ UTF16 = PRIVATE.decode().encode("utf-16")
 async def test_a_200_that_is_no_robots_txt_allows_everything(
     mockserver: MockServer, body: bytes, what: str
 ) -> None:
-    # No line is a rule: HTML, binary, and UTF-16 read as UTF-8 (README, Choices).
+    # No line is a rule: HTML, binary, and UTF-16 read as UTF-8 (docs/choices.rst).
     mockserver.set_robots("odd.test", Reply(body=body))
     urls = [mockserver.url("odd.test", p) for p in ("/", "/private")]
     result = await run_spider(RecordingSpider, SETTINGS, start_urls=urls)

@@ -87,7 +87,7 @@ def stat(result: dict[str, Any], key: str) -> Any:
 
 
 def identity_holds(result: dict[str, Any]) -> bool:
-    """The README's stats identity: every offered request ended one way."""
+    """The stats identity (docs/reference/stats.rst): every offered request ended one way."""
     ended = ("allowed", "forbidden", "unreachable", "unchecked", "lost_at_close", "saved_at_close")
     return bool(stat(result, "offered") == sum(stat(result, key) for key in ended))
 

@@ -138,7 +138,7 @@ def test_the_quick_origin_is_the_urlsplit_one(url: str) -> None:
 
 
 def test_a_network_path_reference_names_a_host_a_path_may_start_with_two_slashes() -> None:
-    # README, "The engine": ``//host/x`` is read as RFC 3986 reads it.
+    # docs/guides/engine.rst: ``//host/x`` is read as RFC 3986 reads it.
     robots = RobotsTxt.parse(b"User-agent: *\nDisallow: //private\nAllow: /\nDisallow: /private\n")
     by_host = robots.explain("//host/private/x", "bot")
     in_path = robots.explain("https://example.com//private", "bot")

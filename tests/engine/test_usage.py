@@ -147,7 +147,7 @@ def test_other_crawlers_groups_do_not_apply() -> None:
 def test_usage_line_does_not_end_a_run_of_user_agent_lines() -> None:
     # The project's grouping (SPEC 2): only Allow and Disallow end a run of
     # User-agent lines, so a group of only usage lines is shared with the next
-    # User-agent line (attach §3 would make Content-Usage a rule: README says so).
+    # User-agent line (attach §3 would make Content-Usage a rule: the usage guide says so).
     robots = "User-agent: otherbot\nContent-Usage: train-ai=n\n\nUser-agent: *\nAllow: /\n"
     assert view(robots, "/").state("train-ai") == DISALLOWED
 

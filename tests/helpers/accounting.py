@@ -11,7 +11,7 @@ from helpers.variants import stat
 
 
 def identity_holds(result: CrawlResult[Any]) -> bool:
-    """The README's identity: every offered request ended one way."""
+    """The identity of docs/reference/stats.rst: every offered request ended one way."""
     ended = sum(
         stat(result, key)
         for key in (

@@ -1,0 +1,156 @@
+"""The documentation (``docs/``) builds without a warning and cannot drift from the code.
+
+The settings reference takes every type, default and range from the
+settings table when it is built (``docs/_ext/robotrules_docs.py``); these
+tests check what is written by hand against the code: one entry per
+setting, every stats key the code sets, every public name, the behaviour
+contract and the sections the code cites, and README's landing page.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import REPO_ROOT
+from helpers.emitted_stats import emitted, matches
+from helpers.vectors import shared_dir
+
+import scrapy_robotrules
+from scrapy_robotrules.crawl.setting_table import ATTRIBUTES, TABLE
+
+DOCS = REPO_ROOT / "docs"
+PACKAGE = REPO_ROOT / "scrapy_robotrules"
+SPEC = DOCS / "spec.md"
+SPEC_CITED = re.compile(r"\bSPEC (\d+)((?:(?:-|, | and | or )\d+)*)")
+"""``SPEC 5``, ``SPEC 1-7``, ``SPEC 5, 7``, ``SPEC 5 and 8``."""
+
+
+def _text(relative: str) -> str:
+    return (DOCS / relative).read_text(encoding="utf-8")
+
+
+def test_the_documentation_builds_with_warnings_as_errors(tmp_path: Path) -> None:
+    html = tmp_path / "html"
+    try:
+        import sphinx  # noqa: F401
+    except ImportError:
+        pytest.fail("Sphinx is missing: pip install -r docs/requirements.txt")
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", DOCS, html],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    settings = (html / "reference" / "settings.html").read_text(encoding="utf-8")
+    assert all(f'id="{name.lower().replace("_", "-")}"' in settings for name in TABLE)
+
+
+def test_every_setting_of_the_table_has_one_entry_and_no_other() -> None:
+    page = _text("reference/settings.rst")
+    entries = re.findall(r"^\.\. robotrules-setting:: (\S+)$", page, re.M)
+    assert sorted(entries) == sorted(TABLE), "one .. robotrules-setting:: entry per setting"
+    assert len(entries) == len(set(entries))
+    assert ".. robotrules-spider-attributes::" in page
+    assert set(ATTRIBUTES.values()) <= set(TABLE)
+
+
+def test_an_entry_shows_the_tables_type_default_and_range() -> None:
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import robotrules_docs
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    from docutils.statemachine import StringList
+
+    def shown(name: str) -> str:
+        return "\n".join(robotrules_docs.entry(TABLE[name], StringList(["Meaning."])))
+
+    assert ":Default: ``5``\n:Range: more than 0, at most 600" in shown("ROBOTRULES_RETRY_DELAY")
+    assert ":Range: 0 to 604,800 (a week)" in shown("ROBOTRULES_UNREACHABLE_TIMEOUT")
+    assert ":Default: ``536870912`` (512 MiB)" in shown("ROBOTRULES_CACHE_BYTES")
+    assert "one of ``'most-specific'``, ``'first-match'`` or ``'allow-first'``" in shown(
+        "ROBOTRULES_PRECEDENCE"
+    )
+    assert ":Range:" not in shown("ROBOTRULES_STORE")
+    assert all(row.kind for row in TABLE.values()), "every row says what kind of value it takes"
+
+
+def _stats_documented() -> set[str]:
+    return set(re.findall(r"``(robotrules/[^`]+)``", _text("reference/stats.rst")))
+
+
+def _stats_emitted() -> set[str]:
+    paths = sorted((PACKAGE / "crawl").rglob("*.py"))
+    return emitted([*paths, PACKAGE / "engine" / "stores" / "cache.py"])
+
+
+def test_the_stats_are_read_from_the_code() -> None:
+    keys = _stats_emitted()
+    assert {"robotrules/offered", "robotrules/store/hits", "robotrules/usage/tdmrep/broken"} <= keys
+    assert "robotrules/page/directive/{}" in keys
+    assert "robotrules/page/other_crawler" in keys  # a loop over a literal tuple
+    assert "robotrules/policy/custom" in keys  # one arm of a conditional
+    assert "{}items/unmarked" in keys  # a key held in a variable, its prefix an attribute
+
+
+def test_every_stat_the_code_sets_is_on_the_stats_page() -> None:
+    documented = _stats_documented()
+    missing = {key for key in _stats_emitted() if not any(matches(key, d) for d in documented)}
+    assert missing == set(), "add them to docs/reference/stats.rst"
+
+
+def test_the_stats_page_lists_no_stat_the_code_does_not_set() -> None:
+    keys = _stats_emitted()
+    stale = {d for d in _stats_documented() if not any(matches(key, d) for key in keys)}
+    assert stale == set()
+
+
+def test_every_public_name_is_in_the_api_reference() -> None:
+    api = _text("reference/api.rst")
+    names = [*scrapy_robotrules.__all__, *scrapy_robotrules._SCRAPY_LAYER]
+    directive = r"^\.\. (?:auto\w+|py:data):: scrapy_robotrules\.(\w+)$"
+    documented = set(re.findall(directive, api, re.M))
+    assert sorted(set(names) - documented) == []
+    assert sorted(documented - set(names)) == [], "only the top-level names are documented"
+
+
+def _spec_sections() -> set[int]:
+    return {int(n) for n in re.findall(r"^## (\d+)\. ", SPEC.read_text(encoding="utf-8"), re.M)}
+
+
+def test_every_spec_section_the_code_cites_is_in_the_contract() -> None:
+    cited: dict[int, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for first, more in SPEC_CITED.findall(path.read_text(encoding="utf-8")):
+            numbers = [int(first), *map(int, re.findall(r"\d+", more))]
+            if "-" in more:  # a range, SPEC 1-7
+                numbers = list(range(numbers[0], numbers[-1] + 1))
+            for number in numbers:
+                cited.setdefault(number, set()).add(path.relative_to(REPO_ROOT).as_posix())
+    assert len(cited) >= 8, "the scan finds the citations"
+    assert {n: where for n, where in cited.items() if n not in _spec_sections()} == {}
+
+
+def test_the_contract_is_the_shared_one() -> None:
+    if not shared_dir().is_dir():
+        pytest.skip(f"no shared directory beside the repository ({shared_dir().name}/)")
+    # shared/ is there, so its SPEC.md must be too, and equal ours byte for byte.
+    assert SPEC.read_bytes() == (shared_dir() / "SPEC.md").read_bytes(), (
+        "docs/spec.md differs from shared/SPEC.md: copy it again"
+    )
+
+
+def test_readme_is_a_landing_page() -> None:
+    readme = (REPO_ROOT / "README.rst").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    example = "cd example_project && ../.venv/bin/scrapy crawl demo"
+    assert readme.index(example) < readme.index("bash .ci/run") < readme.index("Install")
+    linked = set(re.findall(r"<(docs/[\w/-]+\.(?:rst|md))>", readme))
+    assert linked, "README links into the documentation"
+    assert [page for page in linked if not (REPO_ROOT / page).is_file()] == []
