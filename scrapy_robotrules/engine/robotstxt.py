@@ -30,16 +30,18 @@ from .precedence import MOST_SPECIFIC, NO_RULE, Rule, code_allows, code_line, st
 from .reading import (
     DEFAULT_MAX_SIZE,
     FileLayout,
+    License,
     RawGroup,
     count_unknown,
     extra_items,
+    license_lines,
     read_bytes,
     read_layout,
     usage_lines,
 )
 from .urls import request_path
 
-__all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
+__all__ = ["AgentLine", "Decision", "Group", "License", "RobotsTxt", "Rule", "is_robots_path"]
 
 _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
 _MAX_VIEWS = 64
@@ -65,6 +67,7 @@ class RobotsTxt:
         "_unknown_lines",
         "_views",
         "host",
+        "licenses",
         "sitemaps",
         "size",
         "truncated",
@@ -81,10 +84,13 @@ class RobotsTxt:
         truncated: bool = False,
         size: int = 0,
         usage: Sequence[tuple[int, str, str]] = (),
+        licenses: Sequence[License] = (),
     ) -> None:
         self.url = url
         self.usage_lines: tuple[tuple[int, str, str], ...] = tuple(usage)
         """``Content-Usage`` and ``Content-Signal`` lines: (line, key, value); see :mod:`.usage`."""
+        self.licenses: tuple[License, ...] = tuple(licenses)
+        """The file's ``License`` lines (RSL 1.0), file-wide: shown, never enforced."""
         self.size = size
         """Bytes of the file that were read (after the size limit)."""
         if layout is None:
@@ -130,6 +136,7 @@ class RobotsTxt:
             truncated=truncated,
             size=len(data),
             usage=usage_lines(data),
+            licenses=_licenses(license_lines(data), url),
         )
 
     def __repr__(self) -> str:
@@ -372,3 +379,21 @@ def _resolve_sitemaps(sitemaps: list[str], robots_url: str) -> list[str]:
         except ValueError:
             resolved[sitemap] = None
     return list(resolved)
+
+
+def _licenses(lines: Sequence[tuple[int, str]], robots_url: str | None) -> list[License]:
+    """RSL 1.0 ``License`` lines: an absolute URL as written, a path resolved against the file's URL.
+
+    Any other value (RSL asks for an absolute URL) is kept as written: it is
+    what the site said, shown, never fetched.
+    """
+    found: dict[str, License] = {}  # one per URL, the first line naming it
+    for line, value in lines:
+        url = value
+        if robots_url is not None and value.startswith("/") and not value.startswith("//"):
+            try:
+                url = urljoin(robots_url, value)
+            except ValueError:
+                url = value
+        found.setdefault(url, License(url, line))
+    return list(found.values())

@@ -152,8 +152,9 @@ def test_usage_line_does_not_end_a_run_of_user_agent_lines() -> None:
     assert view(robots, "/").state("train-ai") == DISALLOWED
 
 
-def test_lines_outside_groups_are_ignored_and_reported() -> None:
-    robots = "Content-Signal: ai-train=no\nUser-agent: *\nAllow: /\n"
+def test_content_usage_outside_groups_is_ignored_and_reported() -> None:
+    # attach §3: Content-Usage is a group rule; before any User-agent line it is in none.
+    robots = "Content-Usage: train-ai=n\nUser-agent: *\nAllow: /\n"
     found = view(robots, "/")
     assert found.state("train-ai") == UNKNOWN
     assert any("belong to no group" in note for note in found.notes)
@@ -302,6 +303,7 @@ def test_every_header_line_is_read() -> None:
         "tdm: unknown",
         "Content-Usage: 1000 header lines read as one field, a repeated key keeping its last"
         " value: 999 lines hold none that counts",
+        "read as aipref draft-ietf-aipref-vocab-08, draft-ietf-aipref-attach-05",
     ]
     statements, notes = read_headers(content_signal=["ai-train=yes"] * 999 + ["ai-train=no"])
     found = usage_view("https://e.com/", statements, notes=notes)
@@ -313,6 +315,7 @@ def test_every_header_line_is_read() -> None:
         "tdm: unknown",
         "Content-Signal: 1000 header lines read; 998 say again what the lines listed say,"
         " and are not listed",
+        "read as Cloudflare's Content Signals Policy (draft-romm-aipref-contentsignals-00)",
     ]
 
 
