@@ -7,9 +7,10 @@ from its origin's robots.txt (``Content-Usage``, ``Content-Signal``), its
 own headers (``Content-Usage``, ``Content-Signal`` or ``Content-Signals``,
 ``tdm-reservation``, ``tdm-policy``) and, for HTML, its ``tdm-reservation`` /
 ``tdm-policy`` meta tags, with the origin's robots.txt ``License`` lines
-(RSL 1.0: shown, and named in an item's mark, never enforced). When it refuses a purpose of ``ROBOTRULES_PURPOSES`` the items the
-callback yields are marked (default), dropped or left alone
-(``ROBOTRULES_USAGE_ITEMS``), as noindex items are. (What robots.txt refuses
+(RSL 1.0: shown, and named in an item's mark, never enforced). When it
+refuses a purpose of ``ROBOTRULES_PURPOSES`` the items the callback yields
+are marked (default), dropped or left alone (``ROBOTRULES_USAGE_ITEMS``), as
+noindex items are. (What robots.txt refuses
 never gets here: the request was dropped before download.)
 
 SPEC: none (usage preferences go beyond robots.txt; README.rst describes them).

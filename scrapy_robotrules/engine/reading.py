@@ -424,7 +424,9 @@ class License(NamedTuple):
         return f"robots.txt line {self.line}: License: {self.url}"
 
 
-_LICENSE_LINES = re.compile(rb"\n" + _WS + rb"*((?i:license))" + _WS + rb"*:" + _WS + rb"*([^#\n]*)")
+_LICENSE_LINES = re.compile(
+    rb"\n" + _WS + rb"*((?i:license))" + _WS + rb"*:" + _WS + rb"*([^#\n]*)"
+)
 MAX_LICENSES = 64
 """``License`` lines kept of one file; the rest are not read."""
 

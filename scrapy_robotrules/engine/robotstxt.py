@@ -382,7 +382,7 @@ def _resolve_sitemaps(sitemaps: list[str], robots_url: str) -> list[str]:
 
 
 def _licenses(lines: Sequence[tuple[int, str]], robots_url: str | None) -> list[License]:
-    """RSL 1.0 ``License`` lines: an absolute URL as written, a path resolved against the file's URL.
+    """RSL 1.0 ``License`` lines: an absolute URL as written, a path resolved against the file's.
 
     Any other value (RSL asks for an absolute URL) is kept as written: it is
     what the site said, shown, never fetched.

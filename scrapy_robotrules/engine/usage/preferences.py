@@ -25,13 +25,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from ..agents import select
-from ..reading import License
 from ..patterns import Pattern, compile_matcher
+from ..reading import License
 from ..urls import request_path
 from .structured import parse_dictionary
 from .vocabulary import (
-    AIPREF_DRAFTS,
     AI_INPUT,
+    AIPREF_DRAFTS,
     ALLOWED,
     CONTENT_SIGNAL,
     CONTENT_USAGE,
@@ -284,9 +284,7 @@ def usage_view(
         preferences[TDM] = Preference(TDM)
         if tdm_found is not None:
             everything.append(tdm_found)
-    return UsageView(
-        url, preferences, tuple(everything), tuple(all_notes), policy, tuple(licenses)
-    )
+    return UsageView(url, preferences, tuple(everything), tuple(all_notes), policy, tuple(licenses))
 
 
 _NOTHING: list[Mapping[str, Preference]] = []

@@ -39,10 +39,10 @@ __all__ = [
     "TRAIN_AI",
     "UNKNOWN",
     "Preference",
-    "followed_texts",
     "Statement",
     "aipref_preferences",
     "content_signal_preferences",
+    "followed_texts",
     "header_statements",
     "make_statement",
     "read_aipref",
@@ -283,9 +283,7 @@ def make_statement(
     except ValueError as exc:
         error = f"unparsable: {exc}"
         return Statement(source, kind, shown, line=line, path=path, error=error, name=name)
-    return Statement(
-        source, kind, shown, preferences, line, path, unknown, data=data, name=name
-    )
+    return Statement(source, kind, shown, preferences, line, path, unknown, data=data, name=name)
 
 
 # Response headers (attach §2; Content Signals; TDMRep §6.2 is in .tdmrep).
