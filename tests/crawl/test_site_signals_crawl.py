@@ -59,8 +59,13 @@ OTHERS = {
     b"User-agent: *\nAllow: /\n",
     "own.test": b"User-agent: otherbot\nAllow: /\n\n"
     b"User-agent: ExampleBot\nAllow: /\nContent-Signal: ai-train=no\n",
+    # No signal in robots.txt: only the page's plural header says anything.
+    "quiet.test": b"User-agent: *\nDisallow: /never/\n",
+    # A licence and no usage line: the view still names it.
+    "licensed.test": b"User-agent: *\nDisallow: /never/\nLicense: /rsl.xml\n",
 }
 """Host -> robots.txt; each serves one page, ``/<its first label>``."""
+QUIET_HEADERS = {**HTML, "Content-Signals": "ai-train=disallow"}
 
 
 async def crawl(mockserver: MockServer, settings: dict[str, Any]) -> CrawlResult[UsageSpider]:
@@ -71,7 +76,8 @@ async def crawl(mockserver: MockServer, settings: dict[str, Any]) -> CrawlResult
     for host, robots in OTHERS.items():
         mockserver.set_robots(host, Reply(body=robots))
         path = "/" + host.partition(".")[0]
-        mockserver.set_page(host, path, Reply(body=html(), headers=HTML))
+        headers = QUIET_HEADERS if host == "quiet.test" else HTML
+        mockserver.set_page(host, path, Reply(body=html(), headers=headers))
         urls.append(mockserver.url(host, path))
     return await run_spider(UsageSpider, {**SETTINGS, **settings}, start_urls=urls)
 
@@ -118,6 +124,13 @@ async def test_each_form_read_in_a_crawl_that_only_records(mockserver: MockServe
     # Groups: another crawler's line does not apply; the crawler's own does.
     assert views["/grouped"].state("train-ai") == "unknown"
     assert views["/own"].state("train-ai") == "disallowed"
+    assert views["/quiet"].explain()[0] == (
+        "train-ai: disallowed <- Content-Signals header 1: 'ai-train=disallow'"
+    )
+    licensed = views["/licensed"]
+    assert [str(lic) for lic in licensed.licenses] == [
+        f"robots.txt line 3: License: {mockserver.url('licensed.test', '/rsl.xml')}"
+    ]
     # The licence is in every view of the origin.
     assert [lic.url for lic in page.licenses] == [LICENSE]
     assert f"licence, not enforced (RSL 1.0): robots.txt line 2: License: {LICENSE}" in (
@@ -125,7 +138,7 @@ async def test_each_form_read_in_a_crawl_that_only_records(mockserver: MockServe
     )
     stats = result.stats
     assert stats["robotrules/usage/unknown"] >= 1
-    assert stats["robotrules/usage/licensed"] == len(PAGES) - 1
+    assert stats["robotrules/usage/licensed"] == len(PAGES) - 1 + 1  # and /licensed
 
 
 @async_test
@@ -151,8 +164,13 @@ async def test_refusals_drop_or_mark_and_name_the_licence(
         "train-ai: disallowed <- Content-Signal header 1: 'ai-train=disallow';"
         f" robots.txt line 2: License: {LICENSE}"
     )
-    assert str(marks["/header-plural"]).startswith("train-ai: disallowed <- Content-Signals header 1")
+    assert str(marks["/header-plural"]).startswith(
+        "train-ai: disallowed <- Content-Signals header 1"
+    )
     assert marks["/page"] is None
+    assert (
+        marks["/quiet"] == "train-ai: disallowed <- Content-Signals header 1: 'ai-train=disallow'"
+    )
     # The audit trail: the origin's fetch line lists its licence; refusals name it.
     lines = [json.loads(line) for line in trail.read_text("ascii").splitlines()]
     fetches = {
