@@ -30,15 +30,13 @@ from .precedence import MOST_SPECIFIC, NO_RULE, Rule, code_allows, code_line, st
 from .reading import (
     DEFAULT_MAX_SIZE,
     FileLayout,
-    License,
     RawGroup,
     count_unknown,
     extra_items,
-    license_lines,
     read_bytes,
     read_layout,
-    usage_lines,
 )
+from .signal_lines import License, license_lines, resolve_licenses, usage_lines
 from .urls import request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "License", "RobotsTxt", "Rule", "is_robots_path"]
@@ -136,7 +134,7 @@ class RobotsTxt:
             truncated=truncated,
             size=len(data),
             usage=usage_lines(data),
-            licenses=_licenses(license_lines(data), url),
+            licenses=resolve_licenses(license_lines(data), url),
         )
 
     def __repr__(self) -> str:
@@ -379,21 +377,3 @@ def _resolve_sitemaps(sitemaps: list[str], robots_url: str) -> list[str]:
         except ValueError:
             resolved[sitemap] = None
     return list(resolved)
-
-
-def _licenses(lines: Sequence[tuple[int, str]], robots_url: str | None) -> list[License]:
-    """RSL 1.0 ``License`` lines: an absolute URL as written, a path resolved against the file's.
-
-    Any other value (RSL asks for an absolute URL) is kept as written: it is
-    what the site said, shown, never fetched.
-    """
-    found: dict[str, License] = {}  # one per URL, the first line naming it
-    for line, value in lines:
-        url = value
-        if robots_url is not None and value.startswith("/") and not value.startswith("//"):
-            try:
-                url = urljoin(robots_url, value)
-            except ValueError:
-                url = value
-        found.setdefault(url, License(url, line))
-    return list(found.values())

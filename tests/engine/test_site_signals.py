@@ -15,8 +15,8 @@ import pytest
 
 from scrapy_robotrules.engine.audit import fetch_line
 from scrapy_robotrules.engine.cli import main
-from scrapy_robotrules.engine.reading import MAX_LICENSES
 from scrapy_robotrules.engine.robotstxt import License, RobotsTxt
+from scrapy_robotrules.engine.signal_lines import MAX_LICENSES
 from scrapy_robotrules.engine.usage.preferences import (
     AIPREF_DRAFTS,
     ALLOWED,

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 
 from ..agents import select
 from ..patterns import Pattern, compile_matcher
-from ..reading import License
+from ..signal_lines import License
 from ..urls import request_path
+from .headers import header_statements, read_headers
 from .structured import parse_dictionary
 from .vocabulary import (
     AI_INPUT,
@@ -48,9 +49,7 @@ from .vocabulary import (
     aipref_preferences,
     content_signal_preferences,
     followed_texts,
-    header_statements,
     make_statement,
-    read_headers,
 )
 
 if TYPE_CHECKING:
