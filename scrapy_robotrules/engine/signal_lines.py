@@ -105,7 +105,8 @@ def resolve_licenses(lines: Sequence[tuple[int, str]], robots_url: str | None) -
     """RSL 1.0 ``License`` lines: an absolute URL as written, a path resolved against the file's.
 
     Any other value (RSL asks for an absolute URL) is kept as written: it is
-    what the site said, shown, never fetched.
+    what the site said, shown, never fetched. A user name or password in a
+    URL is dropped: licences reach logs, marks and the audit trail.
     """
     found: dict[str, License] = {}  # one per URL, the first line naming it
     for line, value in lines:
@@ -115,5 +116,17 @@ def resolve_licenses(lines: Sequence[tuple[int, str]], robots_url: str | None) -
                 url = urljoin(robots_url, value)
             except ValueError:
                 url = value
+        url = _without_userinfo(url)
         found.setdefault(url, License(url, line))
     return list(found.values())
+
+
+def _without_userinfo(url: str) -> str:
+    scheme, slashes, rest = url.partition("://")
+    if not slashes:
+        return url
+    ends = [i for i in map(rest.find, "/?#") if i >= 0]
+    authority = rest[: min(ends, default=len(rest))]
+    if "@" not in authority:
+        return url
+    return f"{scheme}://{authority.rpartition('@')[2]}{rest[len(authority) :]}"

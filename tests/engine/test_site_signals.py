@@ -235,6 +235,11 @@ def test_license_lines_are_read_per_file_wherever_they_stand() -> None:
     assert RobotsTxt.parse("User-agent: *\nDisallow:\n").licenses == ()
 
 
+def test_a_licence_url_loses_its_user_name_and_password() -> None:
+    parsed = RobotsTxt.parse("License: https://bob:s3cret@example.com/l.xml?a=b@c\n", ROBOTS_URL)
+    assert parsed.licenses == (License("https://example.com/l.xml?a=b@c", 1),)
+
+
 def test_license_lines_are_bounded() -> None:
     robots = "".join(f"License: https://example.com/l{i}.xml\n" for i in range(MAX_LICENSES + 5))
     assert len(RobotsTxt.parse(robots).licenses) == MAX_LICENSES

@@ -1,7 +1,7 @@
 """Usage preferences, from the texts: one test per rule, each with its section.
 
-aipref vocab: draft-ietf-aipref-vocab-07 (19 August 2026); aipref attach:
-draft-ietf-aipref-attach-05 (19 August 2026); Content Signals:
+aipref vocab and attach: the drafts of ``AIPREF_DRAFTS`` (vocab -08, attach
+-05); Content Signals:
 draft-romm-aipref-contentsignals-00 (1 October 2025) and Cloudflare's policy
 text; TDMRep: W3C Community Group final report (10 May 2024).
 """
