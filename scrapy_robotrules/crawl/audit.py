@@ -326,6 +326,8 @@ class AuditTrail:
             body = known[2]
             self._files[origin] = (known[0], known[1], None)  # the body is not kept
         unreachable = entry.outcome is Outcome.UNREACHABLE
+        robots = entry.robots if body is not None else None
+        licenses = None if robots is None else [lic.url for lic in robots.licenses]
         line = fetch_line(
             origin,
             at=entry.fetched_at,
@@ -337,6 +339,7 @@ class AuditTrail:
             url=entry.url,
             error=error if unreachable else None,
             policy=self._policy(origin),
+            licenses=licenses,
         )
         self._add(line)
 

@@ -41,7 +41,14 @@ __all__ = ["response_html", "response_metas", "says_nothing"]
 
 _SAID = frozenset(
     Headers().normkey(name)
-    for name in ("X-Robots-Tag", "Content-Usage", "Content-Signal", "tdm-reservation", "tdm-policy")
+    for name in (
+        "X-Robots-Tag",
+        "Content-Usage",
+        "Content-Signal",
+        "Content-Signals",
+        "tdm-reservation",
+        "tdm-policy",
+    )
 )
 """The headers either middleware reads, as Scrapy's ``Headers`` keys them."""
 

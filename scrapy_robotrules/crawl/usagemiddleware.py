@@ -4,11 +4,13 @@ Every response that reaches a callback carries, in
 ``response.meta["robotrules_usage"]``, a
 :class:`~scrapy_robotrules.engine.usage.preferences.UsageView`: the preferences for its URL
 from its origin's robots.txt (``Content-Usage``, ``Content-Signal``), its
-own headers (``Content-Usage``, ``Content-Signal``, ``tdm-reservation``,
-``tdm-policy``) and, for HTML, its ``tdm-reservation`` / ``tdm-policy`` meta
-tags. When it refuses a purpose of ``ROBOTRULES_PURPOSES`` the items the
-callback yields are marked (default), dropped or left alone
-(``ROBOTRULES_USAGE_ITEMS``), as noindex items are. (What robots.txt refuses
+own headers (``Content-Usage``, ``Content-Signal`` or ``Content-Signals``,
+``tdm-reservation``, ``tdm-policy``) and, for HTML, its ``tdm-reservation`` /
+``tdm-policy`` meta tags, with the origin's robots.txt ``License`` lines
+(RSL 1.0: shown, and named in an item's mark, never enforced). When it
+refuses a purpose of ``ROBOTRULES_PURPOSES`` the items the callback yields
+are marked (default), dropped or left alone (``ROBOTRULES_USAGE_ITEMS``), as
+noindex items are. (What robots.txt refuses
 never gets here: the request was dropped before download.)
 
 SPEC: none (usage preferences go beyond robots.txt; the usage preferences guide in docs/
@@ -54,7 +56,13 @@ META_KEY = "robotrules_usage"
 STATS_PREFIX = "robotrules/usage/"
 _USAGE_HEADERS = frozenset(
     Headers().normkey(name)
-    for name in ("Content-Usage", "Content-Signal", "tdm-reservation", "tdm-policy")
+    for name in (
+        "Content-Usage",
+        "Content-Signal",
+        "Content-Signals",
+        "tdm-reservation",
+        "tdm-policy",
+    )
 )
 """The headers a response states usage preferences in, as Scrapy's ``Headers`` keys them."""
 
@@ -111,17 +119,20 @@ class UsagePreferencesMiddleware:
         db = self.manager.db
         entry = self._store.get(origin) if origin is not None else None
         robots = None if entry is None else entry.robots
+        licenses = () if robots is None else robots.licenses
         # Without usage lines the file states no preference: no need to ask it.
         if entry is not None and robots is not None and robots.usage_lines:
             decision = entry.explain(url, self.config.user_agent, db.precedence, db.agent_match)
             statements, notes = robots_statements(robots, decision)
-        elif self._tdmrep is None and says_nothing(response, self._html):
+        elif self._tdmrep is None and not licenses and says_nothing(response, self._html):
             return nothing_said(url)  # most responses: nothing said anywhere, nothing to count
         headers = response.headers
         stated = not _USAGE_HEADERS.isdisjoint(headers)
         if stated:
             said, header_notes = read_headers(
-                headers.getlist(b"Content-Usage"), headers.getlist(b"Content-Signal")
+                headers.getlist(b"Content-Usage"),
+                headers.getlist(b"Content-Signal"),
+                headers.getlist(b"Content-Signals"),
             )
             statements, notes = statements + said, notes + header_notes
         metas = response_metas(response, self._html)
@@ -132,7 +143,7 @@ class UsagePreferencesMiddleware:
                 tdm = tdm_entry.rep()
                 if tdm_entry.unknown:  # downloaded while its tdmrep.json was unreachable
                     self.stats.inc_value(f"{STATS_PREFIX}tdmrep/unknown")
-        if not (stated or statements or notes or metas) and tdm is None:
+        if not (stated or statements or notes or metas or licenses) and tdm is None:
             return nothing_said(url)  # nothing to read, nothing to count
         view = usage_view(
             url,
@@ -145,6 +156,7 @@ class UsagePreferencesMiddleware:
             ),
             metas=metas,
             notes=notes,
+            licenses=licenses,
         )
         self._count(view)
         return view
@@ -153,6 +165,8 @@ class UsagePreferencesMiddleware:
         inc = self.stats.inc_value
         if view.statements:
             inc(f"{STATS_PREFIX}responses")
+        if view.licenses:
+            inc(f"{STATS_PREFIX}licensed")
         for purpose, preference in view.preferences.items():
             if preference.state != UNKNOWN:
                 inc(f"{STATS_PREFIX}{purpose}/{preference.state}")
@@ -175,7 +189,12 @@ class UsageItemsMiddleware(UsagePreferencesMiddleware):
         if not isinstance(view, UsageView):
             view = self.read(response)
         refused = view.refused(self.config.purposes)
-        return view, "; ".join(str(p) for p in refused)
+        if not refused:
+            return view, ""
+        reason = "; ".join(str(p) for p in refused)
+        if view.licenses:  # RSL 1.0: where the site's terms are, beside the refusal
+            reason += "; " + "; ".join(str(lic) for lic in view.licenses)
+        return view, reason
 
     def process_spider_output(
         self, response: Response, result: Iterable[Any], spider: Spider | None = None

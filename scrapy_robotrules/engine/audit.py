@@ -2,8 +2,9 @@
 
 One line per decided request (which rule and line of which robots.txt, by
 SHA-256, or which outcome decided; SPEC 7) and one per robots.txt fetch
-(status, size, SHA-256, freshness, outcome, time taken; SPEC 8). Lines are
-built here, pure; the crawl layer writes them without blocking the reactor.
+(status, size, SHA-256, freshness, outcome, time taken; SPEC 8; the file's
+RSL ``License`` URLs). Lines are built here, pure; the crawl layer writes
+them without blocking the reactor.
 No line ever holds a user name or password of a URL, even inside an error
 text. :func:`summarise` reads a trail back for ``robotrules audit``: a line
 it cannot read is counted, never fatal.
@@ -17,7 +18,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
@@ -148,11 +149,14 @@ def fetch_line(
     url: str | None = None,
     error: str | None = None,
     policy: str | None = None,
+    licenses: Sequence[str] | None = None,
 ) -> str:
     """The line of one robots.txt fetch (no newline): ``body`` is what was parsed.
 
     ``url`` is where the file finally came from (after redirects);
-    ``freshness`` the seconds it stays fresh; ``error`` why a fetch failed.
+    ``freshness`` the seconds it stays fresh; ``error`` why a fetch failed;
+    ``licenses`` the URLs of the file's ``License`` lines (RSL 1.0), when a
+    file was parsed.
     """
     if outcome not in OUTCOMES:
         raise ValueError(f"not an audit outcome: {outcome!r}")
@@ -169,6 +173,7 @@ def fetch_line(
         "elapsed": _number(elapsed),
         "error": None if error is None else text_without_credentials(error),
         "policy": policy,
+        "licenses": None if licenses is None else [url_without_credentials(u) for u in licenses],
     }
     return _line(record)
 

@@ -184,15 +184,15 @@ def _short(decision: Decision) -> str:
 
 
 def _write_usage(out: TextIO, robots: RobotsTxt, decision: Decision) -> None:
-    """The usage preferences beside a decision, one indented line each, when the file has any."""
-    if not robots.usage_lines:
+    """The usage preferences and licences beside a decision, one indented line each, if any."""
+    if not robots.usage_lines and not robots.licenses:
         return
     if not decision.allowed:
         decision = robots.explain(
             decision.url, decision.agent, decision.precedence, decision.agent_match
         )
     statements, notes = robots_statements(robots, decision)
-    view = usage_view(decision.url, statements, notes=notes)
+    view = usage_view(decision.url, statements, notes=notes, licenses=robots.licenses)
     for line in view.explain():
         if not line.endswith(": unknown"):
             out.write(f"            usage: {line}\n")

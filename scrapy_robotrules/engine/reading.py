@@ -35,7 +35,6 @@ __all__ = [
     "member_line",
     "read_bytes",
     "read_layout",
-    "usage_lines",
 ]
 
 DEFAULT_MAX_SIZE = 512_000
@@ -363,37 +362,3 @@ def extra_items(body: bytes) -> list[tuple[str, str]]:
     """(key as written, value) of each ``Crawl-delay``, ``Request-rate``, ``Visit-time`` line."""
     found = map(_key_value, _EXTRA_LINES.finditer(body))
     return [(key.decode("ascii"), decode_value(value)) for key, value in found]
-
-
-# Usage preferences (draft-ietf-aipref-attach §3, Cloudflare's Content Signals):
-# read here so that every store re-reads them with the file; meant by .usage.
-_USAGE_LINES = re.compile(
-    rb"\n" + _WS + rb"*((?i:content-usage|content-signal))" + _WS + rb"*:" + _WS + rb"*([^#\n]*)"
-)
-MAX_USAGE_LINES = 1024
-"""``Content-Usage`` and ``Content-Signal`` lines kept of one file; the rest are not read."""
-
-
-def usage_lines(data: bytes) -> tuple[tuple[int, str, str], ...]:
-    """``(line, key lower-cased, value)`` of the ``Content-Usage`` and ``Content-Signal`` lines.
-
-    ``data`` as given by :func:`read_bytes`. A file without either key costs
-    a substring search or two; keys in mixed case beyond ``Content-`` and
-    ``CONTENT-`` (``cOnTeNt-usage``) are only read when one of those is in the file.
-    """
-    if b"ontent-" not in data and b"ONTENT-" not in data:
-        return ()
-    lowered = data.lower()  # an HTML page says "Content-Type": no line is tried
-    if b"content-usage" not in lowered and b"content-signal" not in lowered:
-        return ()
-    buf = b"\n" + data
-    found: list[tuple[int, str, str]] = []
-    line = 0
-    counted = 0
-    for match in _USAGE_LINES.finditer(buf, 0, len(buf) - 1):
-        if len(found) == MAX_USAGE_LINES:
-            break
-        line += buf.count(b"\n", counted, match.start() + 1)
-        counted = match.start() + 1
-        found.append((line, match.group(1).decode("ascii").lower(), decode_value(match.group(2))))
-    return tuple(found)

@@ -51,11 +51,11 @@ from .reading import (
     extra_items,
     read_bytes,
     read_layout,
-    usage_lines,
 )
+from .signal_lines import License, license_lines, resolve_licenses, usage_lines
 from .urls import request_path
 
-__all__ = ["AgentLine", "Decision", "Group", "RobotsTxt", "Rule", "is_robots_path"]
+__all__ = ["AgentLine", "Decision", "Group", "License", "RobotsTxt", "Rule", "is_robots_path"]
 
 _ABSOLUTE_HTTP = re.compile(r"https?://", re.IGNORECASE)
 _MAX_VIEWS = 64
@@ -81,6 +81,7 @@ class RobotsTxt:
         "_unknown_lines",
         "_views",
         "host",
+        "licenses",
         "sitemaps",
         "size",
         "truncated",
@@ -97,10 +98,13 @@ class RobotsTxt:
         truncated: bool = False,
         size: int = 0,
         usage: Sequence[tuple[int, str, str]] = (),
+        licenses: Sequence[License] = (),
     ) -> None:
         self.url = url
         self.usage_lines: tuple[tuple[int, str, str], ...] = tuple(usage)
         """``Content-Usage`` and ``Content-Signal`` lines: (line, key, value); see :mod:`.usage`."""
+        self.licenses: tuple[License, ...] = tuple(licenses)
+        """The file's ``License`` lines (RSL 1.0), file-wide: shown, never enforced."""
         self.size = size
         """Bytes of the file that were read (after the size limit)."""
         if layout is None:
@@ -146,6 +150,7 @@ class RobotsTxt:
             truncated=truncated,
             size=len(data),
             usage=usage_lines(data),
+            licenses=resolve_licenses(license_lines(data), url),
         )
 
     def __repr__(self) -> str:

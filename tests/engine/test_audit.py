@@ -180,6 +180,7 @@ def test_a_fetch_line_names_the_body_by_its_hash() -> None:
         "elapsed": 0.25,
         "error": None,
         "policy": None,
+        "licenses": None,
     }
     assert (
         json.loads(fetch_line("x", at=T0, outcome="unreachable", elapsed=float("nan")))["elapsed"]

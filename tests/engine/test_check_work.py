@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine import groups, reading, robotstxt, urls
+from scrapy_robotrules.engine import groups, reading, robotstxt, signal_lines, urls
 from scrapy_robotrules.engine.agents import select
 from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from scrapy_robotrules.engine.reading import member_columns
@@ -250,8 +250,8 @@ def test_a_page_that_names_content_type_is_not_read_for_usage_lines(
             scans.append(buf)
             return usage.finditer(buf, *args)
 
-    usage = reading._USAGE_LINES
-    monkeypatch.setattr(reading, "_USAGE_LINES", Lines())
+    usage = signal_lines._USAGE_LINES
+    monkeypatch.setattr(signal_lines, "_USAGE_LINES", Lines())
     page = b'<html><head>\n<meta http-equiv="Content-Type" content="text/html">\n' * 50
     assert RobotsTxt.parse(page).usage_lines == ()
     assert scans == []

@@ -1,7 +1,7 @@
 """Usage preferences, from the texts: one test per rule, each with its section.
 
-aipref vocab: draft-ietf-aipref-vocab-07 (19 August 2026); aipref attach:
-draft-ietf-aipref-attach-05 (19 August 2026); Content Signals:
+aipref vocab and attach: the drafts of ``AIPREF_DRAFTS`` (vocab -08, attach
+-05); Content Signals:
 draft-romm-aipref-contentsignals-00 (1 October 2025) and Cloudflare's policy
 text; TDMRep: W3C Community Group final report (10 May 2024).
 """
@@ -152,8 +152,9 @@ def test_usage_line_does_not_end_a_run_of_user_agent_lines() -> None:
     assert view(robots, "/").state("train-ai") == DISALLOWED
 
 
-def test_lines_outside_groups_are_ignored_and_reported() -> None:
-    robots = "Content-Signal: ai-train=no\nUser-agent: *\nAllow: /\n"
+def test_content_usage_outside_groups_is_ignored_and_reported() -> None:
+    # attach §3: Content-Usage is a group rule; before any User-agent line it is in none.
+    robots = "Content-Usage: train-ai=n\nUser-agent: *\nAllow: /\n"
     found = view(robots, "/")
     assert found.state("train-ai") == UNKNOWN
     assert any("belong to no group" in note for note in found.notes)
@@ -180,7 +181,7 @@ def test_file_with_no_usage_lines_costs_nothing() -> None:
 
 
 def test_usage_lines_are_bounded() -> None:
-    from scrapy_robotrules.engine.reading import MAX_USAGE_LINES
+    from scrapy_robotrules.engine.signal_lines import MAX_USAGE_LINES
 
     robots = "User-agent: *\n" + "Content-Usage: train-ai=n\n" * (MAX_USAGE_LINES + 10)
     assert len(RobotsTxt.parse(robots).usage_lines) == MAX_USAGE_LINES
@@ -302,6 +303,7 @@ def test_every_header_line_is_read() -> None:
         "tdm: unknown",
         "Content-Usage: 1000 header lines read as one field, a repeated key keeping its last"
         " value: 999 lines hold none that counts",
+        "read as aipref draft-ietf-aipref-vocab-08, draft-ietf-aipref-attach-05",
     ]
     statements, notes = read_headers(content_signal=["ai-train=yes"] * 999 + ["ai-train=no"])
     found = usage_view("https://e.com/", statements, notes=notes)
@@ -313,6 +315,7 @@ def test_every_header_line_is_read() -> None:
         "tdm: unknown",
         "Content-Signal: 1000 header lines read; 998 say again what the lines listed say,"
         " and are not listed",
+        "read as Cloudflare's Content Signals Policy (draft-romm-aipref-contentsignals-00)",
     ]
 
 

@@ -5,7 +5,9 @@ decision. Three families of signals, read as their current texts say
 (:mod:`.vocabulary` reads one statement, :mod:`.tdmrep` the W3C TDMRep
 file, headers and meta tags): robots.txt ``Content-Usage`` and
 ``Content-Signal`` rules apply where crawling is allowed, the longest
-matching path of each kind winning (draft-ietf-aipref-attach-05 §3.1).
+matching path of each kind winning (attach §3.1, of the drafts named in
+:data:`.AIPREF_DRAFTS`). robots.txt ``License`` lines (RSL 1.0) are shown
+with the view, never enforced.
 
 Each purpose (:data:`PURPOSES`) comes out allowed, disallowed or unknown,
 with the statements behind it. Several statements on one purpose combine as
@@ -24,10 +26,13 @@ from typing import TYPE_CHECKING
 
 from ..agents import select
 from ..patterns import Pattern, compile_matcher
+from ..signal_lines import License
 from ..urls import request_path
+from .headers import header_statements, read_headers
 from .structured import parse_dictionary
 from .vocabulary import (
     AI_INPUT,
+    AIPREF_DRAFTS,
     ALLOWED,
     CONTENT_SIGNAL,
     CONTENT_USAGE,
@@ -43,9 +48,8 @@ from .vocabulary import (
     Statement,
     aipref_preferences,
     content_signal_preferences,
-    header_statements,
+    followed_texts,
     make_statement,
-    read_headers,
 )
 
 if TYPE_CHECKING:
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
     from .tdmrep import TdmRep
 
 __all__ = [
+    "AIPREF_DRAFTS",
     "ALLOWED",
     "DISALLOWED",
     "PURPOSES",
@@ -60,6 +65,7 @@ __all__ = [
     "TDMREP_FILE",
     "UNKNOWN",
     "USAGE_REFUSAL",
+    "License",
     "Preference",
     "Statement",
     "UsageView",
@@ -87,6 +93,8 @@ class UsageView:
     """What was read and had no effect, or could not be read."""
     tdm_policy: str | None = None
     """TDMRep ``tdm-policy`` that goes with a reservation, when one is given."""
+    licenses: tuple[License, ...] = ()
+    """The origin's robots.txt ``License`` lines (RSL 1.0): shown, not enforced."""
 
     def state(self, purpose: str) -> str:
         preference = self.preferences.get(purpose)
@@ -105,8 +113,15 @@ class UsageView:
         if self.tdm_policy:
             lines.append(f"tdm-policy: {self.tdm_policy}")
         lines += [f"unknown, no effect: {u} ({s})" for s in self.statements for u in s.unknown]
+        lines += [
+            f"kept as data, no purpose: {k}={v} ({s})" for s in self.statements for k, v in s.data
+        ]
         lines += [f"not read: {s.error} ({s})" for s in self.statements if s.error]
+        lines += [f"licence, not enforced (RSL 1.0): {lic}" for lic in self.licenses]
         lines += list(self.notes)
+        texts = followed_texts({s.kind for s in self.statements})
+        if texts:
+            lines.append(texts)
         return lines
 
     def as_dict(self) -> dict[str, object]:
@@ -117,12 +132,18 @@ class UsageView:
             "statements": [s.as_dict() for s in self.statements],
             "notes": list(self.notes),
             "tdm_policy": self.tdm_policy,
+            "licenses": [lic.url for lic in self.licenses],
         }
 
 
-# robots.txt rules (draft-ietf-aipref-attach §3).
+# robots.txt rules (attach §3).
 
-_KINDS = {"content-usage": CONTENT_USAGE, "content-signal": CONTENT_SIGNAL}
+_KINDS = {
+    "content-usage": (CONTENT_USAGE, ""),
+    "content-signal": (CONTENT_SIGNAL, ""),
+    "content-signals": (CONTENT_SIGNAL, "Content-Signals"),
+}
+"""A usage line's key (lower-cased) -> its kind, and its name as shown when another spelling."""
 
 
 def _split_path(value: str) -> tuple[str | None, str]:
@@ -155,8 +176,11 @@ def robots_statements(robots: RobotsTxt, decision: Decision) -> tuple[list[State
     ``decision`` is the file's decision on that URL for this crawler. attach
     §3.1: preferences apply only where crawling is allowed; each kind's
     longest matching path wins, and rules with that same path all apply
-    (combined as vocab §5.1). The two kinds are separate vocabularies: each
-    has its own longest match.
+    (combined as vocab §5.1: a refusal wins, unlike Allow and Disallow).
+    The two kinds are separate vocabularies: each has its own longest
+    match. ``Content-Signal`` lines before the first group apply to every
+    crawler, as sites mean them; ``Content-Usage`` is a group rule (attach
+    §3), so such lines of it are ignored, and noted.
     """
     notes: list[str] = []
     lines = robots.usage_lines
@@ -172,27 +196,30 @@ def robots_statements(robots: RobotsTxt, decision: Decision) -> tuple[list[State
     best: dict[str, tuple[int, list[Statement]]] = {}
     outside = 0
     for line, key, value in lines:
+        kind, name = _KINDS[key]
         group = _group_of(starts, line)
         if group is None:
-            outside += 1
+            if kind == CONTENT_USAGE:
+                outside += 1
+                continue
+        elif group not in chosen:
             continue
-        if group not in chosen:
-            continue
-        kind = _KINDS[key]
         path, preference = _split_path(value)
         priority = _priority(path, target)
         if priority is None:
             continue
         held = best.get(kind)
-        statement = make_statement(ROBOTS, kind, value, line=line, path=path, said=preference)
+        statement = make_statement(
+            ROBOTS, kind, value, line=line, path=path, said=preference, name=name
+        )
         if held is None or priority > held[0]:
             best[kind] = (priority, [statement])
         elif priority == held[0]:
             held[1].append(statement)
     if outside:
         notes.append(
-            f"robots.txt: {outside} Content-Usage/Content-Signal lines before any User-agent"
-            " line belong to no group: ignored"
+            f"robots.txt: {outside} Content-Usage lines before any User-agent line belong to"
+            " no group: ignored (a group rule, attach §3)"
         )
     found = [s for kind in (CONTENT_USAGE, CONTENT_SIGNAL) if kind in best for s in best[kind][1]]
     return found, notes
@@ -223,12 +250,14 @@ def usage_view(
     tdm_headers: tuple[Iterable[str | bytes], Iterable[str | bytes]] = ((), ()),
     metas: Iterable[tuple[str, str]] = (),
     notes: Sequence[str] = (),
+    licenses: Sequence[License] = (),
 ) -> UsageView:
     """One URL's preferences from its statements (robots.txt rules, headers) and TDMRep.
 
     ``tdm`` is the origin's tdmrep.json as read, ``tdm_headers`` the
     ``tdm-reservation`` and ``tdm-policy`` header values, ``metas`` the
-    page's ``(name, content)`` meta pairs.
+    page's ``(name, content)`` meta pairs, ``licenses`` the origin's
+    robots.txt ``License`` lines (shown with the view).
     """
     from .tdmrep import tdm_statement
 
@@ -254,7 +283,7 @@ def usage_view(
         preferences[TDM] = Preference(TDM)
         if tdm_found is not None:
             everything.append(tdm_found)
-    return UsageView(url, preferences, tuple(everything), tuple(all_notes), policy)
+    return UsageView(url, preferences, tuple(everything), tuple(all_notes), policy, tuple(licenses))
 
 
 _NOTHING: list[Mapping[str, Preference]] = []
@@ -283,13 +312,17 @@ USAGE_REFUSAL = "usage preferences refuse"
 
 
 def refuse_purposes(robots: RobotsTxt, decision: Decision, purposes: Sequence[str]) -> Decision:
-    """``decision`` itself, or a refusal when robots.txt refuses one of ``purposes`` for its URL."""
+    """``decision`` itself, or a refusal when robots.txt refuses one of ``purposes`` for its URL.
+
+    The refusal's note names the statements that refuse, then the file's
+    ``License`` lines (RSL 1.0: where the site's terms are; not enforced).
+    """
     statements, _ = robots_statements(robots, decision)
     if not statements:
         return decision
     refused = usage_view(decision.url, statements).refused(purposes)
     if not refused:
         return decision
-    said = "; ".join(str(p) for p in refused)
+    said = "; ".join([*(str(p) for p in refused), *(str(lic) for lic in robots.licenses)])
     names = ", ".join(p.purpose for p in refused)
     return replace(decision, allowed=False, note=f"{USAGE_REFUSAL} {names}: {said}")

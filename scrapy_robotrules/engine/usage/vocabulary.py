@@ -1,12 +1,15 @@
 """The vocabulary of usage preferences: purposes, statements, and reading one statement's value.
 
-No SPEC section: usage preferences are outside it. Two vocabularies are read: IETF AI Preferences
-(draft-ietf-aipref-vocab-07: ``train-ai`` and ``search``, ``y``/``n`` in a
-structured-field dictionary, §4 and §6) and Cloudflare's Content Signals
-(draft-romm-aipref-contentsignals-00: ``search=yes, ai-train=no,
-ai-input=yes``), from robots.txt rules and from response headers
-(draft-ietf-aipref-attach-05 §2). Unknown labels are kept and reported; a
-value that cannot be parsed means "unknown"; nothing raises.
+No SPEC section: usage preferences are outside it. Two vocabularies are
+read: IETF AI Preferences (the drafts of :data:`AIPREF_DRAFTS`: ``train-ai``
+and ``search``, ``y``/``n`` in a structured-field dictionary, vocab §4 and
+§6) and Cloudflare's Content Signals (:data:`CONTENT_SIGNALS_TEXT`:
+``search=yes, ai-train=no, ai-input=yes``, and the looser forms sites
+write), from robots.txt rules and from response headers (attach §2; read by
+:mod:`.headers`). Labels outside the vocabularies are kept as data
+(``bots=n`` of earlier aipref drafts, Content Signals' ``use``), never read
+as a purpose; a value that cannot be read means "unknown", which is no
+consent; nothing raises.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from dataclasses import dataclass, field
 from .structured import MAX_MEMBERS, MAX_VALUE_CHARS, Token, parse_dictionary
 
 __all__ = [
+    "AIPREF_DRAFTS",
     "AI_INPUT",
     "ALLOWED",
     "CONTENT_SIGNAL",
+    "CONTENT_SIGNALS_TEXT",
     "CONTENT_USAGE",
     "DISALLOWED",
     "HEADER",
@@ -36,12 +41,23 @@ __all__ = [
     "UNKNOWN",
     "Preference",
     "Statement",
+    "aipref_members",
     "aipref_preferences",
     "content_signal_preferences",
-    "header_statements",
+    "followed_texts",
     "make_statement",
-    "read_headers",
+    "read_aipref",
+    "read_content_signal",
 ]
+
+AIPREF_DRAFTS = {"vocab": "draft-ietf-aipref-vocab-08", "attach": "draft-ietf-aipref-attach-05"}
+"""The IETF aipref drafts this package follows: the one place a new revision is named.
+
+Sections cited in this package (``vocab §6.5``, ``attach §3.1``) are of
+these revisions; ``explain()`` and the documentation name them.
+"""
+CONTENT_SIGNALS_TEXT = "Cloudflare's Content Signals Policy (draft-romm-aipref-contentsignals-00)"
+"""The text the ``Content-Signal`` vocabulary is read by."""
 
 TRAIN_AI = "train-ai"
 SEARCH = "search"
@@ -66,6 +82,22 @@ _AIPREF_LABELS = {TRAIN_AI: TRAIN_AI, SEARCH: SEARCH}
 """aipref vocab §6.1: labels (case-sensitive) and the purposes they name."""
 _SIGNAL_LABELS = {"ai-train": TRAIN_AI, "search": SEARCH, "ai-input": AI_INPUT}
 """Content Signals: the three signals and the purposes they name."""
+_SIGNAL_VALUES = {"yes": True, "no": False, "allow": True, "disallow": False}
+"""Content Signals' values: ``yes``/``no`` as the policy writes them, ``allow``/``disallow`` as
+sites also do (case ignored)."""
+_SIGNAL_DATA = frozenset({"use"})
+"""Content Signals keys that are data, not purposes: ``use`` (``immediate``, ``reference``,
+``full``) says how content may be used once it is, and is kept as written."""
+
+
+def followed_texts(kinds: Iterable[str]) -> str:
+    """The note naming the texts the statements of ``kinds`` were read by (for ``explain()``)."""
+    texts = []
+    if CONTENT_USAGE in kinds:
+        texts.append("aipref " + ", ".join(AIPREF_DRAFTS.values()))
+    if CONTENT_SIGNAL in kinds:
+        texts.append(CONTENT_SIGNALS_TEXT)
+    return "read as " + "; ".join(texts) if texts else ""
 
 
 @dataclass(frozen=True)
@@ -88,16 +120,24 @@ class Statement:
     """Labels or tokens not understood: kept, no effect."""
     error: str = ""
     """Why the value could not be read (its preferences are then unknown)."""
+    data: tuple[tuple[str, str], ...] = ()
+    """(label, value) of the members that name no purpose, kept as data: no effect.
+
+    Unknown aipref labels (``bots``, ``ai-output`` of earlier drafts), Content
+    Signals' ``use``; a value shown as its text (``n``, ``immediate``)."""
+    name: str = ""
+    """The field name as written where it is another spelling of ``kind`` (``Content-Signals``)."""
 
     def __str__(self) -> str:
+        kind = self.name or self.kind
         where = {
             ROBOTS: f"robots.txt line {self.line}",
-            HEADER: f"{self.kind} header {self.line}",
-            META: f'<meta name="{self.kind}"> {self.line}',
+            HEADER: f"{kind} header {self.line}",
+            META: f'<meta name="{kind}"> {self.line}',
             TDMREP_FILE: f"tdmrep.json rule {self.line}",
         }[self.source]
         if self.source == ROBOTS:
-            return f"{where}: {self.kind}: {self.value}"
+            return f"{where}: {kind}: {self.value}"
         if self.source == TDMREP_FILE:
             return f"{where}: location {self.path!r}, tdm-reservation {self.value}"
         return f"{where}: {self.value!r}"
@@ -112,6 +152,8 @@ class Statement:
             "preferences": {k: (ALLOWED if v else DISALLOWED) for k, v in self.preferences.items()},
             "unknown": list(self.unknown),
             "error": self.error,
+            "data": dict(self.data),
+            "name": self.name or self.kind,
         }
 
 
@@ -138,44 +180,84 @@ def aipref_preferences(value: str) -> tuple[dict[str, bool], tuple[str, ...]]:
     known label (another token, a string, a boolean) leaves it unknown, and
     is reported; unknown labels are ignored (§6.4), and reported.
     """
-    return _aipref_members(parse_dictionary(value).items())
+    preferences, unknown, _ = read_aipref(value)
+    return preferences, unknown
 
 
-def _aipref_members(
+def read_aipref(value: str) -> tuple[dict[str, bool], tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """:func:`aipref_preferences`, and the unknown labels with their values, kept as data."""
+    return aipref_members(parse_dictionary(value).items())
+
+
+def _shown(item: object) -> str:
+    """A dictionary member's value as RFC 9651 writes it (parameters dropped)."""
+    if item is True or item is False:
+        return "?1" if item else "?0"
+    if item is None:
+        return "(inner list)"
+    if isinstance(item, str) and not isinstance(item, Token):
+        return '"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(item)
+
+
+def aipref_members(
     members: Iterable[tuple[str, object]],
-) -> tuple[dict[str, bool], tuple[str, ...]]:
+) -> tuple[dict[str, bool], tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Preferences, labels or values not understood, and data of a dictionary's members."""
     preferences: dict[str, bool] = {}
     unknown: list[str] = []
+    data: list[tuple[str, str]] = []
     for key, item in members:
         purpose = _AIPREF_LABELS.get(key)
         if purpose is None:
             unknown.append(key)
+            data.append((key, _shown(item)))
         elif isinstance(item, Token) and item in ("y", "n"):
             preferences[purpose] = item == "y"
         else:
             unknown.append(f"{key}={item!r}" if item is not True else key)
-    return preferences, tuple(unknown)
+    return preferences, tuple(unknown), tuple(data)
 
 
 def content_signal_preferences(value: str) -> tuple[dict[str, bool], tuple[str, ...]]:
     """Preferences and unknown parts of a Content-Signal value (``search=yes, ai-train=no``).
 
-    Read leniently, as published files write it: comma-separated
-    ``name=value`` pairs, blanks and case ignored; ``yes`` allows, ``no``
-    disallows; anything else is reported and has no effect.
+    :func:`read_content_signal` without the data it keeps.
+    """
+    preferences, unknown, _ = read_content_signal(value)
+    return preferences, unknown
+
+
+def read_content_signal(
+    value: str,
+) -> tuple[dict[str, bool], tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Preferences, parts not understood, and data of a Content-Signal value.
+
+    Read leniently, as sites write it: comma-separated ``name=value``
+    pairs, blanks and case ignored; ``yes`` or ``allow`` allows, ``no`` or
+    ``disallow`` disallows, and a signal given both ways in one value is
+    disallowed (a refusal wins, as vocab §5.1 combines statements). ``use``
+    and names that are no signal are kept as data; a part that cannot be
+    read (another value, no ``=``) is reported and grants nothing.
     """
     preferences: dict[str, bool] = {}
     unknown: list[str] = []
+    data: list[tuple[str, str]] = []
     for part in value[:MAX_VALUE_CHARS].split(",")[:MAX_MEMBERS]:
         name, equals, said = (s.strip().lower() for s in part.partition("="))
         if not name and not said:
             continue
         purpose = _SIGNAL_LABELS.get(name)
-        if purpose is not None and equals and said in ("yes", "no"):
-            preferences[purpose] = said == "yes"
-        else:
-            unknown.append(part.strip())
-    return preferences, tuple(unknown)
+        allowed = _SIGNAL_VALUES.get(said)
+        if purpose is not None and equals and allowed is not None:
+            preferences[purpose] = allowed and preferences.get(purpose, True)
+            continue
+        if equals and purpose is None and name and said:
+            data.append((name, part.partition("=")[2].strip()))
+            if name in _SIGNAL_DATA:
+                continue
+        unknown.append(part.strip())
+    return preferences, tuple(unknown), tuple(data)
 
 
 def make_statement(
@@ -186,119 +268,20 @@ def make_statement(
     line: int | None = None,
     path: str | None = None,
     said: str | None = None,
+    name: str = "",
 ) -> Statement:
-    """``value`` as written; ``said``, the statement of preference in it (all of it by default)."""
+    """``value`` as written; ``said``, the statement of preference in it (all of it by default).
+
+    ``name``: the field name as written, when it is another spelling of ``kind``.
+    """
     shown = value[:MAX_VALUE_CHARS]
     said = value if said is None else said
     try:
         if kind == CONTENT_USAGE:
-            preferences, unknown = aipref_preferences(said)
+            preferences, unknown, data = read_aipref(said)
         else:
-            preferences, unknown = content_signal_preferences(said)
+            preferences, unknown, data = read_content_signal(said)
     except ValueError as exc:
-        return Statement(source, kind, shown, line=line, path=path, error=f"unparsable: {exc}")
-    return Statement(source, kind, shown, preferences, line=line, path=path, unknown=unknown)
-
-
-# Response headers (attach §2; Content Signals; TDMRep §6.2 is in .tdmrep).
-
-
-def _text(value: str | bytes) -> str:
-    if isinstance(value, bytes):
-        return value[: MAX_VALUE_CHARS + 1].decode("latin-1")
-    return value[: MAX_VALUE_CHARS + 1]
-
-
-def header_statements(
-    content_usage: Iterable[str | bytes] = (), content_signal: Iterable[str | bytes] = ()
-) -> list[Statement]:
-    """Statements of the ``Content-Usage`` and ``Content-Signal`` headers of a response.
-
-    :func:`read_headers` without its notes.
-    """
-    return read_headers(content_usage, content_signal)[0]
-
-
-def read_headers(
-    content_usage: Iterable[str | bytes] = (), content_signal: Iterable[str | bytes] = ()
-) -> tuple[list[Statement], list[str]]:
-    """Statements of every ``Content-Usage`` and ``Content-Signal`` header line, and notes.
-
-    Every line is read, each up to :data:`MAX_VALUE_CHARS` characters, so
-    the work follows the bytes of the headers; what is kept does not: the
-    statements are the lines that decide (a few at most), the notes say how
-    many lines were read besides.
-    """
-    statements, notes = _content_usage([_text(value) for value in content_usage])
-    signals, signal_notes = _content_signal(_text(value) for value in content_signal)
-    return statements + signals, notes + signal_notes
-
-
-def _content_usage(lines: list[str]) -> tuple[list[Statement], list[str]]:
-    """The ``Content-Usage`` field: its lines are one dictionary (RFC 9651 §4.2).
-
-    Read as if joined with commas, each line parsed in turn: a repeated key
-    keeps its last value (§4.2.2) and a line that does not parse leaves the
-    whole field unparsable. The statements are the lines holding the
-    values that count, so ``explain()`` shows the line that decided.
-    """
-    if len(lines) <= 1:
-        return [make_statement(HEADER, CONTENT_USAGE, line, line=1) for line in lines], []
-    members: dict[str, tuple[object, int]] = {}
-    for number, line in enumerate(lines, 1):
-        try:
-            if not line.strip(" \t"):
-                raise ValueError("an empty line among several")
-            for key, item in parse_dictionary(line).items():
-                members.pop(key, None)
-                members[key] = (item, number)
-            if len(members) > MAX_MEMBERS:
-                raise ValueError(f"more than {MAX_MEMBERS} members")
-        except ValueError as exc:
-            error = f"unparsable: {exc}"
-            statement = Statement(
-                HEADER, CONTENT_USAGE, line[:MAX_VALUE_CHARS], line=number, error=error
-            )
-            return [statement], [f"Content-Usage: {len(lines)} header lines read as one field"]
-    statements = []
-    for number in sorted({number for _, number in members.values()}):
-        preferences, unknown = _aipref_members(
-            (key, item) for key, (item, decided) in members.items() if decided == number
-        )
-        value = lines[number - 1][:MAX_VALUE_CHARS]
-        statements.append(
-            Statement(HEADER, CONTENT_USAGE, value, preferences, line=number, unknown=unknown)
-        )
-    note = (
-        f"Content-Usage: {len(lines)} header lines read as one field, a repeated key keeping"
-        f" its last value: {len(lines) - len(statements)} lines hold none that counts"
-    )
-    return statements, [note] if len(statements) < len(lines) else []
-
-
-def _content_signal(lines: Iterable[str]) -> tuple[list[Statement], list[str]]:
-    """``Content-Signal`` lines: each a statement, combined with the others as vocab §5.1 says.
-
-    Any "no" disallows, else any "yes" allows: a line saying again what an
-    earlier one said changes nothing, and is counted in a note rather than
-    kept. Kept: the first line, each line saying something new of a
-    purpose, and the first with parts not understood.
-    """
-    statements: list[Statement] = []
-    said: set[tuple[str, bool]] = set()
-    unknown_kept = False
-    number = 0
-    for number, line in enumerate(lines, 1):
-        statement = make_statement(HEADER, CONTENT_SIGNAL, line, line=number)
-        new = set(statement.preferences.items()) - said
-        if not statements or new or (statement.unknown and not unknown_kept):
-            statements.append(statement)
-            said |= new
-            unknown_kept = unknown_kept or bool(statement.unknown)
-    repeated = number - len(statements)
-    if not repeated:
-        return statements, []
-    return statements, [
-        f"Content-Signal: {number} header lines read; {repeated} say again what the lines"
-        " listed say, and are not listed"
-    ]
+        error = f"unparsable: {exc}"
+        return Statement(source, kind, shown, line=line, path=path, error=error, name=name)
+    return Statement(source, kind, shown, preferences, line, path, unknown, data=data, name=name)

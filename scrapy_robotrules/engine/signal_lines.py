@@ -1,0 +1,132 @@
+"""robots.txt lines that are signals, not rules: usage preferences and RSL licences.
+
+SPEC: none (these lines go beyond robots.txt; to SPEC 2 they are unknown
+lines, which end no group). ``Content-Usage`` and ``Content-Signal`` (aipref
+attach §3, Cloudflare's Content Signals; meant by :mod:`.usage`) and
+``License`` (RSL 1.0) are read with the file, so every store re-reads them
+with it: a file without any costs a substring search or two.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+from urllib.parse import urljoin
+
+from .reading import decode_value
+
+__all__ = [
+    "MAX_LICENSES",
+    "MAX_USAGE_LINES",
+    "License",
+    "license_lines",
+    "resolve_licenses",
+    "usage_lines",
+]
+
+_WS = rb"[ \t\v\f]"
+"""Blanks around a key and its colon, as :mod:`.reading` reads them (never a line break)."""
+
+_USAGE_LINES = re.compile(
+    rb"\n" + _WS + rb"*((?i:content-usage|content-signals?))" + _WS + rb"*:" + _WS
+    + rb"*([^#\n]*)"
+)  # fmt: skip
+MAX_USAGE_LINES = 1024
+"""``Content-Usage`` and ``Content-Signal`` lines kept of one file; the rest are not read."""
+
+
+def usage_lines(data: bytes) -> tuple[tuple[int, str, str], ...]:
+    """``(line, key lower-cased, value)`` of the ``Content-Usage`` and ``Content-Signal`` lines.
+
+    ``data`` as given by :func:`read_bytes`. ``Content-Signals``, a plural
+    some sites write, is read too (its key kept as ``content-signals``). A
+    file without either key costs a substring search or two; keys in mixed
+    case beyond ``Content-`` and ``CONTENT-`` (``cOnTeNt-usage``) are only
+    read when one of those is in the file.
+    """
+    if b"ontent-" not in data and b"ONTENT-" not in data:
+        return ()
+    lowered = data.lower()  # an HTML page says "Content-Type": no line is tried
+    if b"content-usage" not in lowered and b"content-signal" not in lowered:
+        return ()
+    return _numbered(_USAGE_LINES, data, MAX_USAGE_LINES)
+
+
+def _numbered(
+    pattern: re.Pattern[bytes], data: bytes, cap: int
+) -> tuple[tuple[int, str, str], ...]:
+    """``(line, key lower-cased, value)`` of the first ``cap`` lines ``pattern`` finds."""
+    buf = b"\n" + data
+    found: list[tuple[int, str, str]] = []
+    line = 0
+    counted = 0
+    for match in pattern.finditer(buf, 0, len(buf) - 1):
+        if len(found) == cap:
+            break
+        line += buf.count(b"\n", counted, match.start() + 1)
+        counted = match.start() + 1
+        found.append((line, match.group(1).decode("ascii").lower(), decode_value(match.group(2))))
+    return tuple(found)
+
+
+class License(NamedTuple):
+    """A robots.txt ``License`` line (RSL 1.0): where the site's licence document is."""
+
+    url: str
+    """Resolved against the robots.txt URL when written relative (RSL asks for an absolute URL)."""
+    line: int
+
+    def __str__(self) -> str:
+        return f"robots.txt line {self.line}: License: {self.url}"
+
+
+_LICENSE_LINES = re.compile(
+    rb"\n" + _WS + rb"*((?i:license))" + _WS + rb"*:" + _WS + rb"*([^#\n]*)"
+)
+MAX_LICENSES = 64
+"""``License`` lines kept of one file; the rest are not read."""
+
+
+def license_lines(data: bytes) -> tuple[tuple[int, str], ...]:
+    """``(line, value)`` of each ``License`` line with a value, wherever it stands.
+
+    RSL 1.0: the directive is global, tied to no ``User-agent``, and a file
+    may hold several (as ``Sitemap``, file-wide). A file without the word
+    costs a substring search or two.
+    """
+    if b"icense" not in data and b"ICENSE" not in data:
+        return ()
+    found = _numbered(_LICENSE_LINES, data, MAX_LICENSES)
+    return tuple((line, value) for line, _, value in found if value)
+
+
+def resolve_licenses(lines: Sequence[tuple[int, str]], robots_url: str | None) -> list[License]:
+    """RSL 1.0 ``License`` lines: an absolute URL as written, a path resolved against the file's.
+
+    Any other value (RSL asks for an absolute URL) is kept as written: it is
+    what the site said, shown, never fetched. A user name or password in a
+    URL is dropped: licences reach logs, marks and the audit trail.
+    """
+    found: dict[str, License] = {}  # one per URL, the first line naming it
+    for line, value in lines:
+        url = value
+        if robots_url is not None and value.startswith("/") and not value.startswith("//"):
+            try:
+                url = urljoin(robots_url, value)
+            except ValueError:
+                url = value
+        url = _without_userinfo(url)
+        found.setdefault(url, License(url, line))
+    return list(found.values())
+
+
+def _without_userinfo(url: str) -> str:
+    scheme, slashes, rest = url.partition("://")
+    if not slashes:
+        return url
+    ends = [i for i in map(rest.find, "/?#") if i >= 0]
+    authority = rest[: min(ends, default=len(rest))]
+    if "@" not in authority:
+        return url
+    return f"{scheme}://{authority.rpartition('@')[2]}{rest[len(authority) :]}"
