@@ -20,12 +20,15 @@ from .engine.page.directives import PageDirectives, parse_page_directives
 from .engine.policies import PolicyError
 from .engine.precedence import Precedence
 from .engine.robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
+from .engine.signal_lines import License
 from .engine.stores import CachedStore, Entry, MemoryStore, RulesStore, StoreError, open_store
 from .engine.usage.preferences import UsageView
+from .engine.usage.vocabulary import AIPREF_DRAFTS
 
 # The public names, the engine's and the Scrapy layer's (_SCRAPY_LAYER below):
 # what semantic versioning covers (CHANGES.rst).
 __all__ = [
+    "AIPREF_DRAFTS",
     "Addon",
     "AgentLine",
     "AgentMatch",
@@ -33,6 +36,7 @@ __all__ = [
     "Decision",
     "Entry",
     "Group",
+    "License",
     "MemoryStore",
     "Outcome",
     "PageDirectives",
