@@ -53,6 +53,7 @@ from .carried import (
     OFFERED,
     PARKED,
     RULES,
+    SENT_BACK,
     STALE,
     Carried,
     Carrier,
@@ -71,6 +72,7 @@ from .politeness import Politeness
 from .reporting import STATS_PREFIX, Reporter
 from .settings import RobotRulesConfig, crawl_config
 from .shadow import Verdicts
+from .slotwait import SlotWait
 from .tdmrepfetch import TdmRepFiles
 
 if TYPE_CHECKING:
@@ -146,6 +148,9 @@ class RobotsManager:
         """``ROBOTRULES_POLICIES`` (policy.py): per-site changes to how robots.txt is obeyed."""
         self.politeness = Politeness(crawler, config, self.report, self.db, self.fleet)
         self.politeness.policies = self.policies
+        self.slot_wait = SlotWait(crawler)
+        """How long requests wait in their download slots' queues (slotwait.py)."""
+        self.politeness.slot_wait = self.slot_wait
         download = Downloader(crawler, config, self.report)
         self.tdmrep = (
             TdmRepFiles(
@@ -248,12 +253,30 @@ class RobotsManager:
             assert state is not None  # _decide made it, to fetch or to wait
             entry = await self.fetches.wait(state)
 
-    def still_allowed(self, request: Request) -> bool:
-        """Whether ``request`` carries an allowed decision for its URL, under rules that hold."""
+    def allowed_for(self, request: Request) -> float:
+        """Seconds ``request``'s allowed decision for its URL holds (its rules stay fresh); 0.0
+        when it carries none, or its rules no longer hold."""
         meta = compat.request_meta(request)
         carried: Carried | None = None if meta is None else meta.get(RULES)
         url = compat.request_url(request)
-        return carried is not None and carried[0] == url and self._carrier.holds(carried, request)
+        if carried is None or carried[0] != url:
+            return 0.0
+        return self._carrier.fresh_for(carried, request)
+
+    def outlasted_in_slot(self, request: Request, left: float) -> bool:
+        """Whether ``request``, allowed under rules fresh for ``left`` more seconds, would leave
+        its download slot's queue after that (:mod:`.slotwait`): then their next fetch starts.
+
+        Once per request (:data:`.SENT_BACK`): decided under the next file, it goes on.
+        """
+        meta = request.meta
+        url = request.url
+        if meta.get(SENT_BACK) == url or not self.slot_wait.outlasts(request, left):
+            return False
+        meta[SENT_BACK] = url
+        state = self.origins.state(origin_for(request), request)
+        self.fetches.start(state, request, refresh=True)
+        return True
 
     def refresh_due(self, request: Request) -> bool:
         """Whether the rules of ``request``'s origin must be fetched before it is decided again.
@@ -286,12 +309,20 @@ class RobotsManager:
         return True
 
     def decide_fresh_now(self, request: Request) -> Decision | None:
-        """:meth:`decide_now`, but rules past their age do not decide: ``None``, refresh started.
+        """:meth:`decide_now`, but neither rules past their age nor the very rules it was allowed
+        under, while their next fetch runs, decide: ``None``, the fetch started.
 
         For a request whose allowed decision is made again (:data:`.AGAIN`):
         it waits, parked, for its origin's next file.
         """
-        return None if self.refresh_due(request) else self.decide_now(request)
+        if self.refresh_due(request):
+            return None
+        carried: Carried | None = request.meta.get(RULES)
+        if carried is not None and carried[0] == request.url and self._carrier.same_entry(carried):
+            state = self.origins.get(carried[1])
+            if state is not None and state.fetching:
+                return None  # sent back for its wait in its slot's queue (outlasted_in_slot)
+        return self.decide_now(request)
 
     def _robots_path_decision(self, url: str) -> Decision:
         # SPEC 4: /robots.txt itself is always allowed; no need to wait for it.
