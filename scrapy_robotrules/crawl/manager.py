@@ -53,7 +53,6 @@ from .carried import (
     OFFERED,
     PARKED,
     RULES,
-    SENT_BACK,
     STALE,
     Carried,
     Carrier,
@@ -148,9 +147,6 @@ class RobotsManager:
         """``ROBOTRULES_POLICIES`` (policy.py): per-site changes to how robots.txt is obeyed."""
         self.politeness = Politeness(crawler, config, self.report, self.db, self.fleet)
         self.politeness.policies = self.policies
-        self.slot_wait = SlotWait(crawler)
-        """How long requests wait in their download slots' queues (slotwait.py)."""
-        self.politeness.slot_wait = self.slot_wait
         download = Downloader(crawler, config, self.report)
         self.tdmrep = (
             TdmRepFiles(
@@ -177,6 +173,8 @@ class RobotsManager:
             tdmrep=self.tdmrep,
         )
         self.origins = self.fetches.origins
+        self.slot_wait = self.politeness.slot_wait = SlotWait(crawler, self.fetches)
+        """Requests sent back for their wait in their download slots' queues (slotwait.py)."""
         self.parking = Parking(crawler, config, self.report)
         self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.policies)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
@@ -263,21 +261,6 @@ class RobotsManager:
             return 0.0
         return self._carrier.fresh_for(carried, request)
 
-    def outlasted_in_slot(self, request: Request, left: float) -> bool:
-        """Whether ``request``, allowed under rules fresh for ``left`` more seconds, would leave
-        its download slot's queue after that (:mod:`.slotwait`): then their next fetch starts.
-
-        Once per request (:data:`.SENT_BACK`): decided under the next file, it goes on.
-        """
-        meta = request.meta
-        url = request.url
-        if meta.get(SENT_BACK) == url or not self.slot_wait.outlasts(request, left):
-            return False
-        meta[SENT_BACK] = url
-        state = self.origins.state(origin_for(request), request)
-        self.fetches.start(state, request, refresh=True)
-        return True
-
     def refresh_due(self, request: Request) -> bool:
         """Whether the rules of ``request``'s origin must be fetched before it is decided again.
 
@@ -321,7 +304,7 @@ class RobotsManager:
         if carried is not None and carried[0] == request.url and self._carrier.same_entry(carried):
             state = self.origins.get(carried[1])
             if state is not None and state.fetching:
-                return None  # sent back for its wait in its slot's queue (outlasted_in_slot)
+                return None  # sent back for its wait in its slot's queue (slotwait.py)
         return self.decide_now(request)
 
     def _robots_path_decision(self, url: str) -> Decision:

@@ -77,7 +77,7 @@ class RobotRulesMiddleware:
             left = manager.allowed_for(request)
             if left > 0.0:
                 # Still fresh; but near their age, the wait in its slot's queue may outlast them.
-                if left < self.slot_wait.horizon and manager.outlasted_in_slot(request, left):
+                if left < self.slot_wait.horizon and self.slot_wait.sends_back(request, left):
                     return self._decide_again_later(request)
             elif meta.get(SHADOWED) != url:
                 if manager.refresh_due(request):

@@ -5,7 +5,8 @@ download slot queues it. A slot with a delay (Crawl-delay, ``DOWNLOAD_DELAY``,
 AutoThrottle) lets one request go per delay, so a request allowed under
 fresh rules may reach the site after they went past their age (RFC 9309 2.4
 lets a crawler use a file for at most that long). The middleware asks
-:meth:`SlotWait.outlasts`; such a request waits, parked, for the next file.
+:meth:`SlotWait.sends_back`: such a request waits, parked, for the next file,
+whose fetch starts then.
 
 Only rules with less left than the longest wait a slot's queue could hold
 (:attr:`SlotWait.horizon`) have a request's slot looked at: for most
@@ -17,11 +18,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import compat
+from .carried import SENT_BACK, origin_for
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+
+    from .fetches import Fetches
 
 __all__ = ["OWN_FETCHES", "SlotWait"]
 
@@ -51,8 +55,9 @@ def _settings_gap(settings: BaseSettings) -> float:
 class SlotWait:
     """How long requests wait in their download slots' queues, against their rules' age."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(self, crawler: Crawler, fetches: Fetches) -> None:
         self.crawler = crawler
+        self.fetches = fetches
         settings = crawler.settings
         places = settings.getint("CONCURRENT_REQUESTS")
         self.places = places + OWN_FETCHES if places > 0 else float("inf")
@@ -67,6 +72,22 @@ class SlotWait:
         if gap > self.gap:
             self.gap = gap
             self.horizon = (self.places + 1) * gap
+
+    def sends_back(self, request: Request, left: float) -> bool:
+        """Whether ``request``, allowed under rules fresh for ``left`` more seconds, is to wait
+        for their next file, its fetch started: it would leave its slot's queue after that.
+
+        Once per request (:data:`.SENT_BACK`): decided under the next file, it goes on.
+        Asked only for ``left`` under :attr:`horizon` (the caller compares).
+        """
+        meta = request.meta
+        url = request.url
+        if meta.get(SENT_BACK) == url or not self.outlasts(request, left):
+            return False
+        meta[SENT_BACK] = url
+        fetches = self.fetches
+        fetches.start(fetches.origins.state(origin_for(request), request), request, refresh=True)
+        return True
 
     def outlasts(self, request: Request, left: float) -> bool:
         """Whether ``request``, given to its slot now, would leave its queue ``left`` seconds on

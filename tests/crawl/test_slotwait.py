@@ -7,7 +7,7 @@ and each Crawl-delay floor this package gives a slot widens it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from scrapy.utils.test import get_crawler
@@ -15,9 +15,12 @@ from scrapy.utils.test import get_crawler
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.slotwait import OWN_FETCHES, SlotWait
 
+if TYPE_CHECKING:
+    from scrapy_robotrules.crawl.fetches import Fetches
+
 
 def _slot_wait(settings: dict[str, Any]) -> SlotWait:
-    return SlotWait(get_crawler(settings_dict=settings))
+    return SlotWait(get_crawler(settings_dict=settings), cast("Fetches", None))
 
 
 def test_without_delays_no_rules_are_checked_against_a_slot() -> None:
