@@ -35,6 +35,7 @@ __all__ = [
     "OFFERED",
     "PARKED",
     "RULES",
+    "SENT_BACK",
     "STALE",
     "Carried",
     "Carrier",
@@ -68,6 +69,12 @@ STALE = "_robotrules_stale"
 age, while they were fetched again (SPEC 8: a refresh never stalls the crawl). The downloader
 lets it go on under them; one decided under fresh rules that went past their age before it
 reached the downloader waits for the next file instead (:data:`AGAIN`)."""
+
+SENT_BACK = "_robotrules_sent_back"
+"""Request meta key: the URL sent back from the downloader (:data:`AGAIN`) because its rules
+would be past their age before it left its download slot's queue (:mod:`.slotwait`). Once
+only: decided under the next file, it goes on under it, however long it then waits there
+(no file is fresh for longer than its age, a wait in the queue may be longer)."""
 
 Carried = tuple[str, str, float | None, int | None, float | None, str | None]
 """URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry
@@ -138,24 +145,36 @@ class Carrier:
         self.politeness = politeness
         self.tdmrep = tdmrep
 
-    def holds(self, carried: Carried, request: Request) -> bool:
-        """Same robots.txt (and tdmrep.json) entries, still fresh, and the same agent.
+    def fresh_for(self, carried: Carried, request: Request) -> float:
+        """Seconds the decision holds: same robots.txt (and tdmrep.json) entries, still fresh
+        (that long), and the same agent. ``0.0`` when it does not hold.
 
-        Deciding again would then give the same answer and start no fetch.
+        Deciding again meanwhile would give the same answer and start no fetch.
         """
         _, origin, fetched_at, identity, tdm_at, agent = carried
         if fetched_at is None:
-            return False
+            return 0.0
         entry = self.db.store.get(origin)
         if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
-            return False
+            return 0.0
         now = self.db.clock()
-        if not entry.is_fresh(now):
-            return False
+        left = entry.fresh_until - now
+        if left <= 0.0:
+            return 0.0
         if self.politeness.request_agents and self.politeness.agent(request) != agent:
-            return False
+            return 0.0
         if self.tdmrep is not None:
             tdm = self.tdmrep.entry(origin)
             if tdm is None or tdm.fetched_at != tdm_at or not tdm.is_fresh(now):
-                return False
-        return True
+                return 0.0
+            left = min(left, tdm.fresh_until - now)
+        return left
+
+    def same_entry(self, carried: Carried) -> bool:
+        """Whether the origin's robots.txt entry is still the one an allowed decision was made
+        under, fresh or not (its next one not yet at hand)."""
+        _, origin, fetched_at, identity, _, _ = carried
+        if fetched_at is None:
+            return False
+        entry = self.db.store.get(origin)
+        return entry is not None and id(entry) == identity and entry.fetched_at == fetched_at

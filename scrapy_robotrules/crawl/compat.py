@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from functools import cache
 from importlib import import_module
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
@@ -70,6 +71,7 @@ __all__ = [
     "send_signal",
     "sleep",
     "slot_jitter",
+    "slot_wait",
     "watch_in_slot",
 ]
 
@@ -311,6 +313,30 @@ def slot_jitter(slot: Slot) -> float:
     if jitter is None:
         jitter = 0.5 if getattr(slot, "randomize_delay", False) else 0.0
     return float(jitter)
+
+
+@cache
+def _slot_clock() -> Callable[[], float]:
+    """The clock a slot's ``lastseen`` is read on: ``time.monotonic`` (2.16+), ``time.time``
+    before; read where the downloader reads it (imported once a slot exists)."""
+    module = import_module("scrapy.core.downloader")
+    return cast("Callable[[], float]", getattr(module, "monotonic", None) or module.time)
+
+
+def slot_wait(slot: Slot) -> float:
+    """Seconds, at most, before a request given to ``slot`` now leaves its queue.
+
+    A slot with a delay lets one request go per delay (2.13 to 2.19:
+    ``_process_queue``), each gap at most ``delay * (1 + jitter)``: what it still
+    owes since the last one left (``lastseen``), then a gap for each request
+    queued ahead (``queue``). A slot without a delay lets them go as fast as its
+    downloads end, which no one can say: 0.
+    """
+    gap = float(slot.delay) * (1.0 + slot_jitter(slot))
+    if gap <= 0.0:
+        return 0.0
+    owed = slot.lastseen + gap - _slot_clock()()
+    return max(0.0, owed) + len(slot.queue) * gap
 
 
 def limit_jitter(slot: Slot, cap: float) -> float:

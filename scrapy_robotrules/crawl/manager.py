@@ -71,6 +71,7 @@ from .politeness import Politeness
 from .reporting import STATS_PREFIX, Reporter
 from .settings import RobotRulesConfig, crawl_config
 from .shadow import Verdicts
+from .slotwait import SlotWait
 from .tdmrepfetch import TdmRepFiles
 
 if TYPE_CHECKING:
@@ -172,6 +173,8 @@ class RobotsManager:
             tdmrep=self.tdmrep,
         )
         self.origins = self.fetches.origins
+        self.slot_wait = self.politeness.slot_wait = SlotWait(crawler, self.fetches)
+        """Requests sent back for their wait in their download slots' queues (slotwait.py)."""
         self.parking = Parking(crawler, config, self.report)
         self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.policies)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
@@ -248,12 +251,15 @@ class RobotsManager:
             assert state is not None  # _decide made it, to fetch or to wait
             entry = await self.fetches.wait(state)
 
-    def still_allowed(self, request: Request) -> bool:
-        """Whether ``request`` carries an allowed decision for its URL, under rules that hold."""
+    def allowed_for(self, request: Request) -> float:
+        """Seconds ``request``'s allowed decision for its URL holds (its rules stay fresh); 0.0
+        when it carries none, or its rules no longer hold."""
         meta = compat.request_meta(request)
         carried: Carried | None = None if meta is None else meta.get(RULES)
         url = compat.request_url(request)
-        return carried is not None and carried[0] == url and self._carrier.holds(carried, request)
+        if carried is None or carried[0] != url:
+            return 0.0
+        return self._carrier.fresh_for(carried, request)
 
     def refresh_due(self, request: Request) -> bool:
         """Whether the rules of ``request``'s origin must be fetched before it is decided again.
@@ -286,12 +292,20 @@ class RobotsManager:
         return True
 
     def decide_fresh_now(self, request: Request) -> Decision | None:
-        """:meth:`decide_now`, but rules past their age do not decide: ``None``, refresh started.
+        """:meth:`decide_now`, but neither rules past their age nor the very rules it was allowed
+        under, while their next fetch runs, decide: ``None``, the fetch started.
 
         For a request whose allowed decision is made again (:data:`.AGAIN`):
         it waits, parked, for its origin's next file.
         """
-        return None if self.refresh_due(request) else self.decide_now(request)
+        if self.refresh_due(request):
+            return None
+        carried: Carried | None = request.meta.get(RULES)
+        if carried is not None and carried[0] == request.url and self._carrier.same_entry(carried):
+            state = self.origins.get(carried[1])
+            if state is not None and state.fetching:
+                return None  # sent back for its wait in its slot's queue (slotwait.py)
+        return self.decide_now(request)
 
     def _robots_path_decision(self, url: str) -> Decision:
         # SPEC 4: /robots.txt itself is always allowed; no need to wait for it.

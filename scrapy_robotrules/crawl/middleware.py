@@ -44,6 +44,7 @@ class RobotRulesMiddleware:
         self.crawler = crawler
         self.manager = RobotsManager.for_crawler(crawler)
         self.report = self.manager.report
+        self.slot_wait = self.manager.slot_wait
         self.sitemaps = Sitemaps(crawler, self.manager)
         """Sitemaps from the same fetch (sitemaps.py): a SitemapSpider's robots.txt answered."""
 
@@ -73,8 +74,12 @@ class RobotRulesMiddleware:
                 raise decided
         if decided == url:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.
-            held = manager.still_allowed(request) or meta.get(SHADOWED) == url
-            if not held:
+            left = manager.allowed_for(request)
+            if left > 0.0:
+                # Still fresh; but near their age, the wait in its slot's queue may outlast them.
+                if left < self.slot_wait.horizon and self.slot_wait.sends_back(request, left):
+                    return self._decide_again_later(request)
+            elif meta.get(SHADOWED) != url:
                 if manager.refresh_due(request):
                     return self._decide_again_later(request)
                 if not await self._recheck(request):
@@ -119,7 +124,8 @@ class RobotRulesMiddleware:
         meta[DECIDED] = url
 
     def _decide_again_later(self, request: Request) -> Request:
-        """A request allowed under rules now past their age (or gone): to be decided again.
+        """A request allowed under rules now past their age (or gone), or that would be by the
+        time it left its download slot's queue: to be decided again.
 
         It leaves the downloader, holding no ``CONCURRENT_REQUESTS`` place, and
         is offered to the engine again (so a duplicate of itself, let through);

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ..engine.stores import CachedStore, Entry
     from .reporting import Reporter
     from .settings import RobotRulesConfig
+    from .slotwait import SlotWait
 
 __all__ = ["FLEET_MARGIN", "LATE_SHARE", "MAX_DELAY_JITTER", "MAX_REBOOKINGS", "Politeness"]
 
@@ -129,6 +130,8 @@ class Politeness:
         self._delays_seen = self.policies.any
         """Whether any delay may be asked yet: until then, slot floors have nothing to keep."""
         self._on_delays: Callable[[], object] | None = None
+        self.slot_wait: SlotWait | None = None
+        """Told of each gap a Crawl-delay floor makes a slot keep (slotwait.py)."""
 
     def when_delays(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` once, as soon as some origin or agent may be asked a delay.
@@ -303,6 +306,8 @@ class Politeness:
         if slot.delay < floor:
             slot.delay = floor
             self.reporter.inc("crawl_delay/applied")
+            if self.slot_wait is not None:
+                self.slot_wait.widen(floor * (1.0 + jitter))
 
     def _slot(self, request: Request) -> Slot | None:
         return compat.download_slot(self.crawler, request)

@@ -278,6 +278,42 @@ async def test_a_slots_jitter_is_limited_and_its_delays_follow(mockserver: MockS
 
 
 @async_test
+async def test_a_slots_wait_is_what_it_owes_then_a_gap_per_request_queued(
+    mockserver: MockServer,
+) -> None:
+    seen: dict[str, Any] = {}
+
+    async def probe(crawler: Crawler, response: Response) -> None:
+        slot = compat.download_slot(crawler, response.request)  # type: ignore[arg-type]
+        assert isinstance(slot, Slot)
+        seen["gap"] = slot.delay * (1 + compat.slot_jitter(slot))
+        # The page left the queue moments ago: the slot owes nearly a whole gap.
+        seen["owed"] = compat.slot_wait(slot)
+        ahead: list[tuple[Request, Deferred[Response]]] = [
+            (Request(f"http://site.test/{n}"), Deferred()) for n in range(3)
+        ]
+        slot.queue.extend(ahead)  # as if queued behind it (taken out again at once)
+        try:
+            seen["queued"] = compat.slot_wait(slot)
+        finally:
+            for each in ahead:
+                slot.queue.remove(each)
+        slot.lastseen -= 2 * seen["gap"]  # as if it left long ago: nothing owed
+        seen["none_owed"] = compat.slot_wait(slot)
+        slot.delay = 0.0
+        seen["no_delay"] = compat.slot_wait(slot)
+
+    await probe_crawl(mockserver, probe, {"DOWNLOAD_DELAY": 10.0})
+    gap = seen["gap"]
+    assert gap >= 10.0
+    # Read on the clock the downloader keeps lastseen on (else far off: 0, or years).
+    assert gap - 5.0 < seen["owed"] <= gap
+    assert seen["queued"] == pytest.approx(seen["owed"] + 3 * gap, abs=1.0)
+    assert seen["none_owed"] == 0.0
+    assert seen["no_delay"] == 0.0
+
+
+@async_test
 async def test_the_crawl_is_closing_once_a_stop_begins(mockserver: MockServer) -> None:
     seen: list[bool] = []
 

@@ -249,18 +249,21 @@ def test_an_allowed_answer_kept_for_duplicates_keeps_no_decision_alive() -> None
 
 class _PastAgeSpider(_LaterSpider):
     """``later`` scheduled as ``/hold`` arrives, a manual clock for the crawl's time of day,
-    and ``once_parked`` called once a request waits parked (or the spider closed)."""
+    and ``once_parked`` called once ``parked`` requests wait parked (or the spider closed)."""
 
-    def __init__(self, clock: ManualClock, once_parked: Callable[[], object], **kwargs: Any):
+    def __init__(
+        self, clock: ManualClock, once_parked: Callable[[], object], parked: int = 1, **kwargs: Any
+    ):
         super().__init__(**kwargs)
         self.clock = clock
         self.once_parked = once_parked
+        self.parked = parked
         self.done = False
 
     async def start(self) -> AsyncIterator[Request]:
         manager = RobotsManager.for_crawler(self.crawler)
         manager.db.clock = self.clock
-        when(lambda: len(manager.parking) == 1 or self.done, self.once_parked)
+        when(lambda: len(manager.parking) == self.parked or self.done, self.once_parked)
         async for request in super().start():
             yield request
 
@@ -318,6 +321,76 @@ async def test_a_request_whose_rules_went_past_their_age_waits_for_the_next_file
         assert at_later == [(2, 0)]  # downloaded once, after the next file came
         assert (stat(result, "allowed"), stat(result, "forbidden")) == (2, 0)
     assert stat(result, "offered") == 2
+    assert identity_holds(result)
+
+
+class _QueuedSpider(_PastAgeSpider):
+    """:class:`_PastAgeSpider` whose ``later`` requests reach the downloader in their order."""
+
+    def schedule_later(self) -> None:
+        for place, url in enumerate(self.later):
+            self.crawler.engine.crawl(self.request(url).replace(priority=-place))
+
+
+@pytest.mark.parametrize("forbids", [True, False], ids=["now-forbidden", "still-allowed"])
+@async_test
+async def test_a_request_whose_rules_go_past_their_age_in_its_slots_queue_waits_for_the_next_file(
+    mockserver: MockServer, forbids: bool
+) -> None:
+    # a.test asks a Crawl-delay of 0.5 s: its download slot lets a request go
+    # every 0.5 to 0.61 s (its jitter kept within 10%). Its rules are fresh for
+    # 1 s of a manual clock that never moves: what ages them is the wait in the
+    # slot's queue alone. /hold takes the slot's one download place, held by
+    # the server; the five pages scheduled then queue behind it, each expected
+    # to leave one gap after the one before it: the first two within the
+    # rules' age, the last three past it. Those three wait parked for the next
+    # robots.txt, fetched in the same slot after the first two, which then
+    # forbids or allows them.
+    delay = b"User-agent: *\nCrawl-delay: 0.5\n"
+    second = delay + (b"Disallow: /later\n" if forbids else b"Disallow: /nothing\n")
+    mockserver.set_robots("a.test", Reply(body=delay + b"Disallow: /nothing\n"), Reply(body=second))
+    mockserver.set_page("a.test", "/hold", Reply(hang=True))
+    url = mockserver.url
+    early = [url("a.test", "/early/1"), url("a.test", "/early/2")]
+    later = [url("a.test", f"/later/{n}") for n in (3, 4, 5)]
+    crawlers: list[Any] = []
+
+    def listen(record: RequestRecord) -> None:
+        if record.path == "/hold":
+            # Scheduled once the slot owes no more of its delay: the queue alone sets the waits.
+            get_reactor().callLater(1.0, crawlers[0].spider.schedule_later)
+
+    mockserver.listeners.append(listen)
+    result = await run_spider(
+        _QueuedSpider,
+        {
+            **OURS,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+            "ROBOTRULES_MAX_AGE": 1,
+            "DOWNLOAD_TIMEOUT": 30.0,  # /hold is held for more than a second
+        },
+        start_urls=[url("a.test", "/hold")],
+        later=early + later,
+        clock=ManualClock(),
+        once_parked=lambda: mockserver.release("a.test", Reply(200), path="/hold"),
+        parked=len(later),
+        crawlers=crawlers,
+    )
+    arrived = [r.path for r in mockserver.requests_for("a.test")]
+    assert arrived[:5] == ["/robots.txt", "/hold", "/early/1", "/early/2", "/robots.txt"]
+    assert stat(result, "refreshed") == 1
+    if forbids:
+        assert arrived[5:] == []
+        assert sorted(failed for failed, _ in result.failures) == later
+        for _, exc in result.failures:
+            assert "Disallow: /later (line 3)" in str(exc)
+        # Allowed when scheduled, then forbidden under the next file: counted once.
+        assert (stat(result, "allowed"), stat(result, "forbidden")) == (3, 3)
+    else:
+        assert sorted(arrived[5:]) == ["/later/3", "/later/4", "/later/5"]
+        assert sorted(result.crawled) == sorted([url("a.test", "/hold"), *early, *later])
+        assert (stat(result, "allowed"), stat(result, "forbidden")) == (6, 0)
+    assert stat(result, "offered") == 6
     assert identity_holds(result)
 
 
