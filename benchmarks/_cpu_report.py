@@ -20,7 +20,7 @@ from _crawler import ROBOTS_ONLY, ROBOTS_ONLY_MEANS
 from _ratio import RESAMPLES, interval_of, paired_mean, paired_rounds, verdict
 
 TARGET = 1.00
-"""Ours' CPU per page over the built-in's, at most (issue 13)."""
+"""Ours' CPU per page over the built-in's, at most."""
 
 
 def summary(results: list[dict[str, Any]]) -> dict[str, float]:

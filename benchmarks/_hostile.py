@@ -124,7 +124,7 @@ NESTED_MORE = {
     "nested + /*ab .. /*(ab){32}": ("ab", 2),
 }
 """The nested literals with nested rules of one unit besides, 64 characters at most:
-(unit, shortest rule's length). Issue 12, case b, and the same with a unit of two."""
+(unit, shortest rule's length). Case b, and the same with a unit of two."""
 
 
 def path_family(name: str) -> bytes:

@@ -1,4 +1,4 @@
-"""Many short checks in a row on one hostile file: rent or buy the automaton (issue 12).
+"""Many short checks in a row on one hostile file: rent or buy the automaton.
 
 A file whose literals are of one or two lengths answers short paths by
 looking their windows up in a dict until that has cost about what building

@@ -13,7 +13,7 @@ check slower than 1 ms at 100,000 characters; the 500 KiB file of wildcard rules
 stars each) parsed in under 0.5 s, and its first check (which reads its
 rules) at most 50 ms, as for the files below.
 
-Then files of about 500 KiB made of many wildcard rules (issue 12: distinct
+Then files of about 500 KiB made of many wildcard rules (distinct
 literals, shared prefixes, ``$``, escapes, non-ASCII, and literals nested as
 suffixes of one another), in each precedence mode. Targets: the first check
 (which reads the group; it builds the automaton too, unless the file's

@@ -30,7 +30,7 @@ times slower): a layer that ran fewer instructions but missed the caches or
 mispredicted more could still take longer. It reports those per page and
 KCachegrind's cycle estimate, ``Ir + 10 Bm + 10 L1m + 100 LLm``.
 
-Target (issue 13): ours <= built-in, as in ``cpu_per_page.py``, whose
+Target: ours <= built-in, as in ``cpu_per_page.py``, whose
 ``ours-robots`` variant (robots.txt alone) ``--variants`` may name here too.
 """
 

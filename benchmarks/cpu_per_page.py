@@ -31,7 +31,7 @@ many rounds in the same time, for a long run that only compares the two.
 page-level and usage middlewares off: robots.txt alone, the built-in's whole
 job, so that its ratio to the built-in tells the robots layer's cost from
 that of reading every page's own rules.
-Target (issue 13): ours per page <= built-in per page (ratio at most 1.00).
+Target: ours per page <= built-in per page (ratio at most 1.00).
 Also printed: a bootstrap 95% interval of that ratio (whole rounds
 resampled), and the median and geometric mean of each round's own ratio
 (ours over the built-in run next to it), which a machine whose load drifts

@@ -316,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if args.sites * args.pages < FULL_SITES * DEFAULT_PAGES:
             print(
-                f"(reduced size: the issue's full size is {FULL_SITES:,} sites x {DEFAULT_PAGES} "
+                f"(reduced size: the full size is {FULL_SITES:,} sites x {DEFAULT_PAGES} "
                 f"pages, --sites {FULL_SITES}, which takes about 16 minutes on 2 cores)"
             )
     if FLEET in args.scenario_list:

@@ -32,7 +32,7 @@ part of their parsing (urllib is given the text's lines). Times are the best of
 so drift on a shared machine hits all of them. The garbage collector runs
 before each timed section and stays enabled during it (collections a tool
 causes are part of its cost). Ratios are ours/Protego, and the targets are:
-parse <= 0.25, checks <= 0.33, memory <= 0.30, and (issue 12) parse plus fresh
+parse <= 0.25, checks <= 0.33, memory <= 0.30, and parse plus fresh
 checks <= 0.35 (the sum of one run's two times, best run) and memory held after
 the checks <= 0.40.
 
@@ -94,7 +94,7 @@ TARGETS = {
     "parse": 0.25,
     "checks": 0.33,
     "memory": 0.30,
-    # Issue 12: a file parsed and every URL of it checked, and what is held then.
+    # A file parsed and every URL of it checked, and what is held then.
     "parse_and_checks": 0.35,
     "memory_after_checks": 0.40,
 }

@@ -7,8 +7,8 @@ network errors, a body that cannot be unpacked), which keeps the rules read
 earlier and is fetched again with back-off. Freshness follows
 ``Cache-Control``/``Expires`` within ``ROBOTRULES_MIN_AGE``..``ROBOTRULES_MAX_AGE``.
 Each function returns the new entry and moves the origin's outage in step.
-With a shared store, each body parsed is also archived by its SHA-256
-(issue 16), the name the audit trail gives it.
+With a shared store, each body parsed is also archived by its SHA-256,
+the name the audit trail gives it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-site policy in a running crawl (``ROBOTRULES_POLICIES``, issue 16; SPEC 6 and 8).
+"""Per-site policy in a running crawl (``ROBOTRULES_POLICIES``, SPEC 6 and 8).
 
 The engine reads and checks the setting (:mod:`..engine.policies`) and says
 how a site's delay is kept (:mod:`..engine.delays`); this part holds them for

@@ -1,6 +1,6 @@
 """What is done with each decision: enforced, or let through in shadow mode; and audited.
 
-Shadow mode (``ROBOTRULES_MODE = "shadow"``, issue 16) is a dry run: every
+Shadow mode (``ROBOTRULES_MODE = "shadow"``) is a dry run: every
 request is decided exactly as in enforce mode, waiting for its robots.txt
 the same way (parked, held while the file is unreachable), and counted under
 the same stats. Only the end differs: a request enforce mode would drop goes

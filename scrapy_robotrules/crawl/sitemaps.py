@@ -1,4 +1,4 @@
-"""Sitemaps from the same robots.txt fetch (issue 16; SPEC 8: one fetch per origin).
+"""Sitemaps from the same robots.txt fetch (SPEC 8: one fetch per origin).
 
 A ``SitemapSpider`` whose ``sitemap_urls`` name a robots.txt downloads it
 itself, and this package fetches it too: two requests to each site. Here the

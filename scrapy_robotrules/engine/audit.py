@@ -1,4 +1,4 @@
-"""The audit trail (``ROBOTRULES_AUDIT``, issue 16): what its JSON lines hold, and their summary.
+"""The audit trail (``ROBOTRULES_AUDIT``): what its JSON lines hold, and their summary.
 
 One line per decided request (which rule and line of which robots.txt, by
 SHA-256, or which outcome decided; SPEC 7) and one per robots.txt fetch

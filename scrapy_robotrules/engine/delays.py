@@ -2,8 +2,8 @@
 
 The crawl layer asks :func:`site_delay` once per origin and set of rules,
 with the delay the rules ask (the larger of Crawl-delay and Request-rate,
-SPEC 6) and the project's settings; a per-site policy (:mod:`.policies`,
-issue 16) replaces those settings for its hosts. ``skip`` is the operator's
+SPEC 6) and the project's settings; a per-site policy (:mod:`.policies`)
+replaces those settings for its hosts. ``skip`` is the operator's
 choice when a site asks more than they can wait: the site is not crawled,
 with a reason for the log and the audit, rather than crawled too slowly.
 """

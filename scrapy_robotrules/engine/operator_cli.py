@@ -1,4 +1,4 @@
-"""``robotrules audit``, ``archive`` and ``compare --builtin``: the operator's commands (issue 16).
+"""``robotrules audit``, ``archive`` and ``compare --builtin``: the operator's commands.
 
 ``audit`` reads an audit trail (:mod:`.audit`) and says, per origin, how
 many requests were forbidden and by which rules, which origins' robots.txt

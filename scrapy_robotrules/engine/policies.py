@@ -1,4 +1,4 @@
-"""Per-site policy (``ROBOTRULES_POLICIES``, issue 16): read, checked, and found by host.
+"""Per-site policy (``ROBOTRULES_POLICIES``): read, checked, and found by host.
 
 An operator who lacks a finer control switches robots.txt off for the whole
 crawl; a policy changes it for the hosts it names only: ``ignore`` (crawl

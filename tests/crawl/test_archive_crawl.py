@@ -1,4 +1,4 @@
-"""The robots.txt archive of a real crawl with a shared store (issue 16).
+"""The robots.txt archive of a real crawl with a shared store.
 
 Each robots.txt body fetched is archived by its SHA-256, the name the
 audit line gives it, and ``robotrules archive`` gives back the exact bytes.

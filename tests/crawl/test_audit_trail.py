@@ -1,4 +1,4 @@
-"""The audit trail (``ROBOTRULES_AUDIT``, issue 16) of real crawls, read by ``robotrules audit``.
+"""The audit trail (``ROBOTRULES_AUDIT``) of real crawls, read by ``robotrules audit``.
 
 One line per decided request and one per robots.txt fetch, written through
 Scrapy's feed storages, flushed at close; no credentials in any line; shadow

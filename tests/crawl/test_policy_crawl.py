@@ -1,4 +1,4 @@
-"""Per-site policy (ROBOTRULES_POLICIES, issue 16) in real crawls: each applies to its hosts only.
+"""Per-site policy (ROBOTRULES_POLICIES) in real crawls: each applies to its hosts only.
 
 Two hosts serve the same robots.txt; the policy names one of them. The
 server counts robots.txt requests per host.

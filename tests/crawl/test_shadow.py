@@ -1,4 +1,4 @@
-"""Shadow mode (``ROBOTRULES_MODE = "shadow"``, issue 16): decided and counted, let through.
+"""Shadow mode (``ROBOTRULES_MODE = "shadow"``): decided and counted, let through.
 
 The same site is crawled in enforce mode and in shadow mode: the decision
 stats are equal, shadow mode downloads the pages enforce mode drops, and

@@ -1,4 +1,4 @@
-"""Sitemaps from the same robots.txt fetch (issue 16) in real crawls; the server counts requests."""
+"""Sitemaps from the same robots.txt fetch in real crawls; the server counts requests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The archive of robots.txt bodies by SHA-256 (issue 16), on a real SQLite file and Redis server.
+"""The archive of robots.txt bodies by SHA-256, on a real SQLite file and Redis server.
 
 And ``robotrules archive``, which prints an archived body byte for byte.
 """

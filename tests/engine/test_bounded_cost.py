@@ -1,4 +1,4 @@
-"""A hostile robots.txt costs bounded work per check and bounded memory (issue 12, section 2).
+"""A hostile robots.txt costs bounded work per check and bounded memory.
 
 The work is counted, not timed: how many rules a check tries one by one,
 and how many reports the automaton hands back. Many wildcard rules are
@@ -41,7 +41,7 @@ RULES = 24_380
 
 
 def hostile_file(count: int = RULES, seed: int = 1) -> bytes:
-    """The issue's file: ``count`` rules ``Disallow: /*<8 random letters or digits>``."""
+    """The hostile file: ``count`` rules ``Disallow: /*<8 random letters or digits>``."""
     rnd = random.Random(seed)
     alphabet = string.ascii_letters + string.digits
     lines = ["User-agent: *"]
@@ -290,7 +290,7 @@ def parsed(lines: list[str]) -> RobotsTxt:
 def test_runs_broken_every_few_characters_report_little(
     monkeypatch: pytest.MonkeyPatch, mode: Precedence
 ) -> None:
-    """Issue 12, case (a): no piece of the path repeats, and each ``a`` held the needles
+    """Case (a): no piece of the path repeats, and each ``a`` held the needles
     of ``a`` alone (two reports a character, 200,000 on the 500 KiB file)."""
     path, lines = broken_runs(100_000), nested_lines(3000)
     reports, ranked, tried = check_counted(monkeypatch, parsed(lines), lines, path, mode)
@@ -301,7 +301,7 @@ def test_runs_broken_every_few_characters_report_little(
 def test_deep_chains_of_one_character_report_little(
     monkeypatch: pytest.MonkeyPatch, mode: Precedence
 ) -> None:
-    """Issue 12, case (b): ``/*a`` ... ``/*a`` * 64 besides, so that 64 needles end at
+    """Case (b): ``/*a`` ... ``/*a`` * 64 besides, so that 64 needles end at
     each ``a``: too many reports, and every rule was then tried one by one."""
     lines = nested_lines(3000) + [f"Disallow: /*{'a' * k}" for k in range(1, 65)]
     path = broken_runs(100_000, every=64)

@@ -1,6 +1,6 @@
 """A hostile robots.txt holds bounded memory per origin, and is read without Python per rule.
 
-Issue 12, section 2. Bytes and work are counted, never timed: the automata
+Bytes and work are counted, never timed: the automata
 held by the process's cache, against its budget; the rules read one by one
 while a file of escaped rules is read.
 """

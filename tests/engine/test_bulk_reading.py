@@ -1,4 +1,4 @@
-"""Rule values cut by the line regex and normalised in bulk (issue 12: the first check's cost).
+"""Rule values cut by the line regex and normalised in bulk (the first check's cost).
 
 Work is counted, never timed: the rules read one value at a time while a
 hostile file's first check reads its group. Values cut in bulk (escapes,

@@ -1,4 +1,4 @@
-"""Checks and first checks on ordinary files do little Python work (issue 12, section 3).
+"""Checks and first checks on ordinary files do little Python work.
 
 The work is counted, not timed: the Python functions a check or a file's
 first check enters (``sys.setprofile`` sees every Python call), so a return

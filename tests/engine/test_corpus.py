@@ -1,4 +1,4 @@
-"""The real-world corpus: every file parses, every URL gets a decision (SPEC 1, issue 2).
+"""The real-world corpus: every file parses, every URL gets a decision (SPEC 1).
 
 The files are the repository's part of the corpus (``tests/data/corpus.tar.gz``,
 built by ``tests/helpers/corpus_subset.py``; see ``tests/data/README.rst``). A missing

@@ -1,4 +1,4 @@
-"""Any input, however broken, gives a result and never raises (issue 2)."""
+"""Any input, however broken, gives a result and never raises."""
 
 from __future__ import annotations
 

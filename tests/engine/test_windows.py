@@ -1,4 +1,4 @@
-"""A short path's needles are looked up in a dict until an automaton would cost less (issue 12).
+"""A short path's needles are looked up in a dict until an automaton would cost less.
 
 Building the automaton over a hostile file's needles was a third of its
 first check; looking up every window of every later check cost ten times

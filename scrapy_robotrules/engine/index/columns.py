@@ -1,4 +1,4 @@
-"""Wildcard rules as read, in columns, their values normalised in bulk (SPEC 4 and 5; issue 12).
+"""Wildcard rules as read, in columns, their values normalised in bulk (SPEC 4 and 5).
 
 A hostile file holds tens of thousands of wildcard rules, and a
 :class:`.Pattern` made per rule costs microseconds each: 18,000

@@ -1,4 +1,4 @@
-"""After a flood of reports: every rule in rank order, until one matches (issue 12 bound).
+"""After a flood of reports: every rule in rank order, until one matches (bounded on hostile files).
 
 Needles nested in one another without a period (all the windows of one
 random text, say) report at every character of a path made of that text:

@@ -1,4 +1,4 @@
-"""Periodic needles, found from a path's periodic runs (issue 12 bound, SPEC 4).
+"""Periodic needles, found from a path's periodic runs (SPEC 4; bounded on hostile files).
 
 ``a``, ``aa``... ``a`` * 64, or ``abab``, ``ababa``... are suffixes of one
 another: an automaton reports every one of them at each character of a long

@@ -239,7 +239,7 @@ class CachedStore:
         wait = self._ask("reserve", lambda: self.backend.reserve(origin, interval))
         return None if isinstance(wait, _Failed) else wait
 
-    # The archive of robots.txt bodies, by SHA-256 (issue 16).
+    # The archive of robots.txt bodies, by SHA-256.
 
     def archive(self, sha256: str, body: bytes) -> bool:
         """Archive ``body`` under ``sha256``; ``False`` if the backend does not answer.

@@ -11,7 +11,7 @@ backend shared by several processes coordinates them:
   request, so that Crawl-delay holds for all processes together.
 
 It also keeps an *archive*: every robots.txt body fetched, by its SHA-256,
-the name an audit line gives it (issue 16), kept ``KEEP_ARCHIVE`` seconds
+the name an audit line gives it, kept ``KEEP_ARCHIVE`` seconds
 after it was last fetched.
 
 Backends raise :class:`StoreError` when they cannot answer; the caller
