@@ -1,4 +1,4 @@
-"""Finding the rule that decides a path fast, whatever the file (SPEC 4 and 5; bounded on hostile files).
+"""Finding the rule that decides a path fast, whatever the file (SPEC 4 and 5).
 
 :mod:`.rules` holds :class:`RuleIndex`, the index of one crawler's rules;
 :mod:`.prefixes` finds plain prefix rules by bisection, :mod:`.wildcards`
