@@ -27,14 +27,14 @@ from .reading import (
     decode_value,
     member_line,
     read_bytes,
-    usage_lines,
 )
+from .signal_lines import license_lines, usage_lines
 
 __all__ = ["Finding", "doubts", "lint"]
 
 _SHOWN = 72
 """Characters of a line shown; the rest is cut to ``...``."""
-_USAGE_KEYS = ("content-usage", "content-signal")
+_USAGE_KEYS = ("content-usage", "content-signal", "content-signals")
 _HTML_STARTS = (b"<!doctype", b"<html", b"<head", b"<body", b"<?xml", b"<!--")
 _VALUES: dict[str, Callable[[str], object]] = {
     "crawl-delay": parse_crawl_delay,
@@ -113,6 +113,7 @@ def lint(content: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> list[Finding
     data, truncated = read_bytes(content, max_size)
     buf = b"\n" + data
     usage = {line for line, _, _ in usage_lines(data)}
+    licenses = {line for line, _ in license_lines(data)}
     agents = hosts = 0
     found: list[Finding] = []
     at = 0
@@ -121,6 +122,8 @@ def lint(content: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> list[Finding
         text = line.split(b"#", 1)[0]
         if not text.strip(_BLANK_BYTES):
             continue
+        if number in licenses:
+            continue  # a License line (RSL 1.0), read wherever it stands
         if count_unknown(buf, start, at):
             field = text.partition(b":")[0].strip(_BLANK_BYTES).decode("latin-1")
             if field.lower() not in _USAGE_KEYS:

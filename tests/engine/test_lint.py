@@ -14,6 +14,8 @@ from helpers.corpus_subset import load
 
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.lint import Finding, doubts, lint
+from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE, read_bytes
+from scrapy_robotrules.engine.signal_lines import license_lines
 
 FILE = (
     b"Disallow: /early\n"  # 1: before any User-agent line
@@ -121,7 +123,10 @@ def test_unknown_lines_agree_with_the_reader_over_the_corpus() -> None:
             if f.why.startswith(("unknown field", "no colon", "no field name"))
             or "usage preference" in f.why
         ]
-        assert len(unknown) + len(robots.usage_lines) == robots.unknown_lines, name
+        # The reader counts the lines it reads aside (usage, License) among its unknown ones.
+        data, _ = read_bytes(body, DEFAULT_MAX_SIZE)
+        aside = len(robots.usage_lines) + len(license_lines(data))
+        assert len(unknown) + aside == robots.unknown_lines, name
 
 
 # doubts: is it a robots.txt at all?
@@ -190,3 +195,9 @@ def test_lint_command_usage_errors_exit_2(
     code, out, err = run(capsys, *argv)
     assert (code, out) == (2, "")
     assert len(err.splitlines()) == 1
+
+
+def test_licence_and_plural_signal_lines_are_read_not_reported() -> None:
+    body = b"License: https://example.com/license.xml\nUser-agent: *\nContent-Signals: search=yes\n"
+    assert lint(body) == []
+    assert [f.line for f in lint(body + b"Licence: misspelt\n")] == [4]
