@@ -82,7 +82,7 @@ def test_an_entry_shows_the_tables_type_default_and_range() -> None:
 
 
 def _stats_documented() -> set[str]:
-    return set(re.findall(r"``(robotrules/[^`]+)``", _text("reference/stats.rst")))
+    return set(re.findall(r"``((?:robotrules|robotstxt)/[^`]+)``", _text("reference/stats.rst")))
 
 
 def _stats_emitted() -> set[str]:

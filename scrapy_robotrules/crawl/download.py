@@ -211,21 +211,27 @@ class Downloader:
                     self._given_back(place)
             except Exception as exc:
                 inc(f"{prefix}exception_count/{type(exc).__name__}")
+                if not prefix:
+                    self.reporter.builtin.fetched(None, exc)
                 return Fetched(None, url, exc)
             inc(f"{prefix}response_status_count/{response.status}")
             location = response.headers.get(b"Location")
-            if not (300 <= response.status < 400 and location and hop < MAX_REDIRECTS):
-                # More than 5 redirects leaves a 3xx here: no robots.txt (SPEC 8).
-                return Fetched(response, url, None)
-            target = urljoin(url, safe_url_string(location))
-            if urlsplit(target).scheme not in ("http", "https"):
-                # Not followed: the 3xx stays final, which means no robots.txt.
-                logger.debug(
-                    "%(file)s redirect (%(status)d) to a non-HTTP URL %(target)s from %(url)s:"
-                    " not followed",
-                    {"file": file, "status": response.status, "target": target, "url": url},
-                    extra=self.reporter.spider,
-                )
+            target = None
+            if 300 <= response.status < 400 and location and hop < MAX_REDIRECTS:
+                target = urljoin(url, safe_url_string(location))
+            if target is None or urlsplit(target).scheme not in ("http", "https"):
+                # The download ends here (more than 5 redirects leaves a 3xx:
+                # no robots.txt, SPEC 8), as Scrapy's own middleware counts one.
+                if not prefix:
+                    self.reporter.builtin.fetched(response, None)
+                if target is not None:
+                    # Not followed: the 3xx stays final, which means no robots.txt.
+                    logger.debug(
+                        "%(file)s redirect (%(status)d) to a non-HTTP URL %(target)s from %(url)s:"
+                        " not followed",
+                        {"file": file, "status": response.status, "target": target, "url": url},
+                        extra=self.reporter.spider,
+                    )
                 return Fetched(response, url, None)
             logger.debug(
                 "%(file)s redirect (%(status)d) to %(target)s from %(url)s",

@@ -150,7 +150,7 @@ class Gate:
         try:
             decision = manager.decide_fresh_now(request) if again else manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
-            if verdicts.stops(request, exc):
+            if verdicts.stops(request, exc, scheduling=True):
                 return self._drop(request, exc)
             meta[DECIDED] = url
             return True
@@ -172,14 +172,14 @@ class Gate:
                 verdicts.allowed(request, decision)
             return True
         forbidden = RobotsTxtForbidden(decision.reason)
-        if verdicts.stops(request, forbidden, decision):
+        if verdicts.stops(request, forbidden, decision, scheduling=True):
             return self._drop(request, forbidden)
         meta[DECIDED] = url  # shadow mode: let through, counted
         return True
 
     def _drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> bool:
         """Count and log the drop; whether ``request`` still goes on (for its errback to hear)."""
-        self.manager.report.record_drop(request, exc)
+        self.manager.report.record_drop(request, exc, scheduling=True)
         if request.errback is not None:
             # The spider wants to know: the middleware raises the same
             # exception Scrapy's own middleware would have, at once.

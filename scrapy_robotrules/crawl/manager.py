@@ -445,7 +445,9 @@ class RobotsManager:
         """Cancel every origin's timers; close the store; remove the overflow directory.
 
         By now the closing scheduler took what waited there (saved with JOBDIR, else lost).
+        Counts the origins left unreachable (``origins/unreachable_at_close``) first.
         """
+        self.report.set("origins/unreachable_at_close", self.origins.unreachable())
         self.fetches.close()
         self.parking.overflow_dir.remove()
         if self.fleet is not None:

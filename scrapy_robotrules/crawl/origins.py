@@ -131,6 +131,10 @@ class Origins:
         """Whether any robots.txt fetch is under way."""
         return any(s.fetching for s in self._states.values())
 
+    def unreachable(self) -> int:
+        """How many origins' robots.txt is unreachable now (in an outage)."""
+        return sum(1 for state in self._states.values() if state.outage is not None)
+
     def forget_if_idle(self, state: OriginState) -> None:
         """Drop the state of an origin that needs none (unreachable ones keep their back-off)."""
         if state.idle and state.outage is None:

@@ -1,6 +1,7 @@
 """What a crawl tells of its robots.txt: stats, log lines, signals and the closing summary.
 
-Every ``robotrules/`` stat of the manager's parts is counted here, every
+Every ``robotrules/`` stat of the manager's parts is counted here (and
+Scrapy's own ``robotstxt/*`` stats, through :mod:`.builtin_stats`), every
 dropped request logged here (without the credentials of its URL), and the
 package's signals sent from here: ``robotrules_fetched`` and Scrapy's own
 ``robots_parsed`` after each fetch. SPEC 7 (why a request was dropped) and
@@ -20,6 +21,7 @@ from scrapy import signals as scrapy_signals
 from ..engine.fetch_policy import Outcome
 from ..engine.usage.preferences import USAGE_REFUSAL
 from . import compat, signals
+from .builtin_stats import BuiltinStats
 from .exceptions import DropReason, RobotsTxtNotFetched, RobotsTxtUnreachable
 from .itemverdict import shown_url
 from .robotparser import RobotParser
@@ -105,6 +107,8 @@ class Reporter:
         self.crawler = crawler
         self.stats = crawler.stats
         self._inc_value = self.stats.inc_value
+        self.builtin = BuiltinStats(crawler)
+        """Scrapy's own ``robotstxt/*`` stats, with the meaning its middleware gives them."""
         self._counts: defaultdict[str, int] = defaultdict(int)
         """Verdicts counted since the last flush: each offer counts twice, Scrapy's stats
         wrappers cost more than a dict (see ``count``)."""
@@ -207,8 +211,13 @@ class Reporter:
             self._evicted = evicted
             self.set("evicted", evicted)
 
-    def record_drop(self, request: Request, exc: DropReason) -> None:
-        """Count a request robots.txt drops, and log why: the one place for both layers."""
+    def record_drop(self, request: Request, exc: DropReason, *, scheduling: bool = False) -> None:
+        """Count a request robots.txt drops, and log why: the one place for both layers.
+
+        ``scheduling``: dropped before the scheduler's duplicate filter (the
+        gate), where Scrapy's ``robotstxt/forbidden`` counts a request once
+        per fingerprint (see :mod:`.builtin_stats`).
+        """
         if isinstance(exc, RobotsTxtNotFetched):
             self.lost([request])
         elif isinstance(exc, RobotsTxtUnreachable):
@@ -224,6 +233,8 @@ class Reporter:
                 self.inc("usage/forbidden")
                 if TDMREP_REFUSAL in exc.reason:
                     self.inc("usage/tdmrep/forbidden")
+            else:
+                self.builtin.forbidden(request, scheduling=scheduling)
             logger.debug(
                 "Forbidden by robots.txt: %(request)s %(reason)s",
                 {"request": shown(request), "reason": exc.reason},

@@ -51,6 +51,7 @@ from .setting_values import (
     as_patterns,
     as_policies,
     as_purposes,
+    as_ratio,
     as_seconds,
     as_sitemap_rules,
     as_store,
@@ -141,6 +142,10 @@ def _integer(name: str, default: int, minimum: int, maximum: int) -> Setting:
     )
 
 
+def _ratio(name: str, default: float) -> Setting:
+    return Setting(name, default, lambda n, v, _: as_ratio(n, v), 0, 1, kind="float")
+
+
 def _field(name: str, default: str) -> Setting:
     return Setting(name, default, lambda n, v, _: as_field_name(n, v), kind="str")
 
@@ -211,6 +216,12 @@ _ROWS = (
         lambda n, v, _: as_sitemap_rules(n, v),
         kind="list of (regex, callback name) pairs",
     ),
+    # The Spidermon monitors' thresholds (monitors.py, the spidermon extra).
+    _integer("ROBOTRULES_SPIDERMON_MAX_UNREACHABLE_ORIGINS", 0, 0, 1_000_000_000),
+    _integer("ROBOTRULES_SPIDERMON_MAX_LOST_REQUESTS", 0, 0, 1_000_000_000),
+    _integer("ROBOTRULES_SPIDERMON_MAX_UNCHECKED_REQUESTS", 0, 0, 1_000_000_000),
+    _ratio("ROBOTRULES_SPIDERMON_MAX_FORBIDDEN_RATIO", 0.5),
+    _integer("ROBOTRULES_SPIDERMON_MAX_FETCH_ERRORS", 0, 0, 1_000_000_000),
 )
 
 TABLE: dict[str, Setting] = {row.name: row for row in _ROWS}

@@ -99,6 +99,14 @@ def as_integer(name: str, value: object, *, minimum: int, maximum: int) -> int:
     return int(number)
 
 
+def as_ratio(name: str, value: object) -> float:
+    """A share: a number from 0 to 1."""
+    number = as_number(value)
+    if number is None or not 0 <= number <= 1:
+        raise invalid(name, "a number from 0 to 1", value)
+    return number
+
+
 def as_boolean(name: str, value: object) -> bool:
     if isinstance(value, bool):
         return value

@@ -82,11 +82,14 @@ class Verdicts:
         request: Request,
         exc: RobotsTxtForbidden | RobotsTxtUnreachable,
         decision: Decision | None = None,
+        *,
+        scheduling: bool = False,
     ) -> bool:
         """Whether ``request`` is to be dropped with ``exc`` (enforce mode: the caller drops it).
 
         In shadow mode it is counted and logged here as enforce mode would
-        count it, and more, and let through: ``False``.
+        count it, and more, and let through: ``False``. ``scheduling``: it
+        is decided before the scheduler (see :meth:`.Reporter.record_drop`).
         """
         forbidden = isinstance(exc, RobotsTxtForbidden)
         if self.trail is not None:
@@ -95,7 +98,7 @@ class Verdicts:
             self.trail.request(request, decision, "forbidden" if forbidden else "unreachable")
         if not self.shadow:
             return True
-        self.report.record_drop(request, exc)
+        self.report.record_drop(request, exc, scheduling=scheduling)
         self.report.inc("shadow/would_forbid" if forbidden else "shadow/would_hold")
         logger.debug(
             "Shadow mode: letting %(request)s through (enforce mode would %(would)s it)",

@@ -108,7 +108,9 @@ async def test_a_crawl_with_the_addon_alone_obeys_robots_txt(mockserver: MockSer
     assert RobotRulesMiddleware in middlewares
     assert RobotsTxtMiddleware not in middlewares
     assert RobotRulesExtension in extensions
-    assert "robotstxt/request_count" not in result.stats
+    # One fetch: the built-in is off. Its robotstxt/* stats are this package's count.
+    assert len(mockserver.requests_for("site.test", "/robots.txt")) == 1
+    assert result.stats["robotstxt/request_count"] == 1
     assert result.stats["robotrules/request_count"] == 1
 
 

@@ -127,7 +127,12 @@ async def test_dont_obey_robotstxt_skips_the_check(mockserver: MockServer) -> No
     assert robots_log(mockserver, "closed.test") == []
     # Offered and counted as such, never checked.
     counted = {k: v for k, v in result.stats.items() if k.startswith("robotrules/")}
-    assert counted == {"robotrules/offered": 1, "robotrules/unchecked": 1}
+    assert counted == {
+        "robotrules/offered": 1,
+        "robotrules/unchecked": 1,
+        # Set at every close (the Spidermon monitors read it).
+        "robotrules/origins/unreachable_at_close": 0,
+    }
 
 
 @async_test

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PREFIX = "robotrules/"
+BUILTIN = "robotstxt/"
+"""Scrapy's own middleware's keys, which the package keeps with their meaning: set whole."""
 DIRECT = {"inc_value", "set_value", "max_value", "min_value"}
 """Scrapy's StatsCollector methods: the key is whole."""
 HELPERS = {
@@ -148,8 +150,8 @@ def emitted(paths: list[Path]) -> set[str]:
                 continue
             found = _templates(call.args[0], constants, _loop_values(function), _assigned(function))
             for key in found:
-                full = key if key.startswith((PREFIX, "{}")) else prefix + key
-                if full.startswith((PREFIX, "{}")):
+                full = key if key.startswith((PREFIX, BUILTIN, "{}")) else prefix + key
+                if full.startswith((PREFIX, BUILTIN, "{}")):
                     keys.add(full)
     return keys
 
