@@ -75,7 +75,8 @@ class RobotRulesMiddleware:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.
             held = manager.still_allowed(request) or meta.get(SHADOWED) == url
             if not held:
-                if manager.refresh_due(request):
+                pins = manager.pins  # pinning.py: held by its pin, it waits parked, not here
+                if manager.refresh_due(request) or (pins is not None and pins.differ(request)):
                     return self._decide_again_later(request)
                 if not await self._recheck(request):
                     return None

@@ -49,6 +49,7 @@ from .setting_values import (
     as_field_name,
     as_integer,
     as_patterns,
+    as_pins,
     as_policies,
     as_purposes,
     as_seconds,
@@ -157,6 +158,7 @@ _ROWS = (
     _integer("ROBOTRULES_AUDIT_BUFFER", 10_000, 1, 10_000_000),
     Setting("ROBOTRULES_POLICIES", None, lambda _, v, __: as_policies(v)),
     Setting("ROBOTRULES_MAX_CRAWL_DELAY_ACTION", CLAMP, lambda n, v, _: as_delay_action(n, v)),
+    Setting("ROBOTRULES_PINNED", None, lambda _, v, __: as_pins(v)),
     # Sitemaps from the same fetch (sitemaps.py).
     _boolean("ROBOTRULES_FOLLOW_SITEMAPS", False),
     Setting("ROBOTRULES_SITEMAP_FOLLOW", [""], lambda n, v, _: as_patterns(n, v)),
