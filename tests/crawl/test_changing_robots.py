@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,23 @@ from helpers.crawling import (
     run_spider,
 )
 from helpers.mockserver import MockServer, Reply
-from helpers.variants import OURS, PRIVATE, Step, StepSpider, pause, paths, robots_log, settled, stat
+from helpers.variants import (
+    OURS,
+    PRIVATE,
+    Step,
+    StepSpider,
+    paths,
+    pause,
+    robots_log,
+    settled,
+    stat,
+)
 
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch
 from scrapy_robotrules.crawl.signals import robotrules_changed
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.stores import Record, open_backend
 
 CRAWL_TESTS = True
 """Run under both reactors in CI."""
@@ -94,8 +107,10 @@ async def test_a_refresh_that_brings_another_file_is_told_of(
     assert change["origin"] == origin
     assert (change["old_sha256"], change["new_sha256"]) == (sha(OLD), sha(NEW))
     assert (change["added"], change["removed"]) == (2, 1)
-    assert change["old"].allowed("/new", "scrapy") and not change["old"].allowed("/old", "scrapy")
-    assert not change["new"].allowed("/new", "scrapy") and change["new"].allowed("/old", "scrapy")
+    assert change["old"].allowed("/new", "scrapy")
+    assert not change["old"].allowed("/old", "scrapy")
+    assert not change["new"].allowed("/new", "scrapy")
+    assert change["new"].allowed("/old", "scrapy")
     assert change["request"].url == mockserver.url("changing.test", "/b")
     lines = [json.loads(line) for line in trail.read_text("ascii").splitlines()]
     [line] = [line for line in lines if line["event"] == "change"]
@@ -270,4 +285,41 @@ def test_the_finish_reason_follows_scrapys_own_middleware() -> None:
     from scrapy.downloadermiddlewares import robotstxt
 
     source = Path(robotstxt.__file__).read_text(encoding="utf-8")
-    assert compat.ROBOTSTXT_DENIED == ('CloseSpider("robotstxt_denied")' in source)
+    assert ('CloseSpider("robotstxt_denied")' in source) == compat.ROBOTSTXT_DENIED
+
+
+@async_test
+async def test_a_file_another_crawler_stored_is_a_change_where_it_replaces_one(
+    mockserver: MockServer, tmp_path: Path
+) -> None:
+    store = f"sqlite:///{tmp_path / 'fleet.db'}"
+    mockserver.set_robots("fleet.test", Reply(body=OLD))
+    origin = mockserver.url("fleet.test", "/").rstrip("/")
+    seen: list[dict[str, Any]] = []
+
+    def another_crawler_fetched_new(_: StepSpider) -> None:
+        # What another crawler of the fleet saves when its refresh brings NEW.
+        backend = open_backend(store)
+        now = time.time()
+        robots_url = f"{origin}/robots.txt"
+        backend.save(Record(origin, Outcome.RULES, NEW, 200, robots_url, now, now + 60))
+        backend.close()
+
+    url = mockserver.url
+    steps: list[Step] = [
+        on_changed(seen),
+        url("fleet.test", "/a"),
+        pause(0.4),  # past ROBOTRULES_MAX_AGE: the next request asks the store
+        another_crawler_fetched_new,
+        url("fleet.test", "/new"),
+        url("fleet.test", "/old"),
+    ]
+    settings = {**OURS, "ROBOTRULES_MAX_AGE": 0.3, "ROBOTRULES_STORE": store}
+    result = await run_spider(StepSpider, settings, steps=steps)
+    assert paths(result, result.crawled) == ["a", "old"]
+    assert len(robots_log(mockserver, "fleet.test")) == 1  # NEW came from the store
+    assert stat(result, "changed") == 1
+    [change] = seen
+    assert (change["old_sha256"], change["new_sha256"]) == (sha(OLD), sha(NEW))
+    assert (change["added"], change["removed"]) == (2, 1)
+    assert change["request"] is None
