@@ -54,10 +54,10 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
+    from ..engine.changes import FileChange as Change
     from ..engine.database import RobotRules
     from ..engine.robotstxt import Decision
     from ..engine.stores import Entry
-    from .changes import Change
     from .policy import SitePolicies
     from .reporting import Reporter
 
@@ -345,17 +345,7 @@ class AuditTrail:
 
     def changed(self, change: Change, agent: str, at: float) -> None:
         """The line of a robots.txt replaced by another file: both SHA-256 values."""
-        self._add(
-            change_line(
-                change.origin,
-                at=at,
-                old_sha256=change.old_sha256,
-                new_sha256=change.new_sha256,
-                agent=agent,
-                added=change.added,
-                removed=change.removed,
-            )
-        )
+        self._add(change_line(change, at=at, agent=agent))
 
     async def close(self) -> None:
         """Every line written, then the storage stores the file (uploads it, for remote ones).

@@ -14,10 +14,11 @@ after none is no change of file: the fetch's outcome tells of it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from scrapy.utils.defer import deferred_from_coro
 
+from ..engine.changes import FileChange as Change
 from ..engine.changes import rule_changes
 from ..engine.fetch_policy import Outcome
 from . import compat, signals
@@ -29,23 +30,10 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
 
     from ..engine.database import RobotRules
-    from ..engine.robotstxt import RobotsTxt
     from ..engine.stores import Entry
     from .reporting import Reporter
 
 __all__ = ["Change", "Changes"]
-
-
-class Change(NamedTuple):
-    """One origin's file replaced by another: both files, their SHA-256, the rule counts."""
-
-    origin: str
-    old: RobotsTxt
-    new: RobotsTxt
-    old_sha256: str
-    new_sha256: str
-    added: int
-    removed: int
 
 
 class Changes:

@@ -61,18 +61,12 @@ from .carried import (
 )
 from .download import ROBOTS_PRIORITY, Downloader
 from .entries import Entries
-from .exceptions import (
-    DropReason,
-    RobotsTxtForbidden,
-    RobotsTxtNotFetched,
-    RobotsTxtPinMismatch,
-    RobotsTxtUnreachable,
-)
+from .exceptions import DropReason, RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
 from .fetches import Fetches
 from .leases import Leases
 from .operator_config import operator_config
 from .parking import Parking
-from .pinning import PinHolds
+from .pinning import Held, PinHolds
 from .policy import SitePolicies, adjusted
 from .politeness import Politeness
 from .reporting import STATS_PREFIX, Reporter
@@ -99,7 +93,6 @@ __all__ = [
     "RobotsManager",
     "RobotsTxtForbidden",
     "RobotsTxtNotFetched",
-    "RobotsTxtPinMismatch",
     "RobotsTxtUnreachable",
 ]
 
@@ -330,7 +323,7 @@ class RobotsManager:
         stale = not entry.is_fresh(now)
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
             if self.pins is not None and (held := self.pins.check(origin, entry, now)):
-                self._hold(origin, request, entry, held.since, pin=held.reason)
+                self._hold(origin, request, entry, held.since, held)
                 return None
             if stale:
                 self.fetches.start(self.origins.state(origin, request), request, refresh=True)
@@ -373,10 +366,10 @@ class RobotsManager:
         return None
 
     def _hold(
-        self, origin: str, request: Request, entry: Entry, since: float, *, pin: str | None = None
+        self, origin: str, request: Request, entry: Entry, since: float, pin: Held | None = None
     ) -> None:
-        """Hold ``request``: its origin is unreachable, or ``pin`` says how its file is not the
-        pinned one. Dropped when held for ``ROBOTRULES_UNREACHABLE_TIMEOUT``, as new ones then."""
+        """Hold ``request``: its origin is unreachable, or (``pin``) its file is not the pinned one.
+        Dropped when held for ``ROBOTRULES_UNREACHABLE_TIMEOUT``, as new ones then."""
         request.meta[RULES] = (request.url, origin, None, None, None, None)
         state = self.origins.state(origin, request)
         state.trigger = request  # what the next retry copies meta from
@@ -385,7 +378,7 @@ class RobotsManager:
             self.fetches.start(state, request, refresh=pin is not None)
         if now - since >= self.config.unreachable_timeout:
             if pin is not None:
-                raise RobotsTxtPinMismatch(origin, now - since, pin)
+                raise pin.dropped(origin, now - since)
             raise RobotsTxtUnreachable(origin, now - since, state.last_error or "no answer")
         self.fetches.hold(state, entry, now, since)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from .carried import origin_for
+from .exceptions import RobotsTxtPinMismatch
 from .reporting import logger
 from .setting_table import value
 
@@ -42,6 +43,10 @@ class Held:
         self.since = since
         self.expected = expected
         self.actual = actual
+
+    def dropped(self, origin: str, seconds: float) -> RobotsTxtPinMismatch:
+        """Why a request held ``seconds`` (past the timeout) is dropped."""
+        return RobotsTxtPinMismatch(origin, seconds, self.reason)
 
     @property
     def reason(self) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
 from .agents import product_token
+from .changes import FileChange
 from .fetch_policy import Outcome
 from .robotstxt import Decision
 
@@ -175,27 +176,18 @@ def fetch_line(
     return _line(record)
 
 
-def change_line(
-    origin: str,
-    *,
-    at: float,
-    old_sha256: str,
-    new_sha256: str,
-    agent: str,
-    added: int,
-    removed: int,
-) -> str:
+def change_line(change: FileChange, *, at: float, agent: str) -> str:
     """The line of a robots.txt replaced by another file (no newline): both SHA-256 values,
     and the ``Allow``/``Disallow`` lines for ``agent`` added and removed."""
     record = {
         "event": "change",
         "time": _number(at),
-        "origin": url_without_credentials(origin),
-        "old_sha256": old_sha256,
-        "new_sha256": new_sha256,
+        "origin": url_without_credentials(change.origin),
+        "old_sha256": change.old_sha256,
+        "new_sha256": change.new_sha256,
         "agent": product_token(agent) or "*",
-        "added": added,
-        "removed": removed,
+        "added": change.added,
+        "removed": change.removed,
     }
     return _line(record)
 

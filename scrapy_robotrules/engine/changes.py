@@ -17,7 +17,19 @@ from .agents import TOKEN
 if TYPE_CHECKING:
     from .robotstxt import RobotsTxt
 
-__all__ = ["RuleChanges", "rule_changes"]
+__all__ = ["FileChange", "RuleChanges", "rule_changes"]
+
+
+class FileChange(NamedTuple):
+    """One origin's file replaced by another: both files, their SHA-256, the rule counts."""
+
+    origin: str
+    old: RobotsTxt
+    new: RobotsTxt
+    old_sha256: str
+    new_sha256: str
+    added: int
+    removed: int
 
 
 class RuleChanges(NamedTuple):

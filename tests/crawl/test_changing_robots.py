@@ -22,6 +22,7 @@ from helpers.crawling import (
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
+    until,
 )
 from helpers.mockserver import MockServer, Reply
 from helpers.variants import (
@@ -323,3 +324,50 @@ async def test_a_file_another_crawler_stored_is_a_change_where_it_replaces_one(
     assert (change["old_sha256"], change["new_sha256"]) == (sha(OLD), sha(NEW))
     assert (change["added"], change["removed"]) == (2, 1)
     assert change["request"] is None
+
+
+@async_test
+async def test_a_request_allowed_under_the_pinned_file_waits_parked_once_it_changed(
+    mockserver: MockServer,
+) -> None:
+    host = "pinned.test"
+    mockserver.set_robots(host, Reply(body=PRIVATE), Reply(body=OLD))
+    mockserver.set_page(host, "/hold", Reply(hang=True), Reply())
+    url = mockserver.url
+
+    def schedule(*paths: str) -> Step:
+        def crawl(spider: StepSpider) -> None:
+            for path in paths:
+                compat.engine(spider.crawler).crawl(spider.request(url(host, path)))  # type: ignore[union-attr]
+
+        return crawl
+
+    async def the_file_changed_then_hold_is_answered(spider: StepSpider) -> None:
+        await until(lambda: len(robots_log(mockserver, host)) == 2)
+        await until(lambda: not spider.manager().origins.fetching())
+        await until(lambda: mockserver.holding(host, "/hold") == 1)
+        mockserver.release(host, path="/hold")
+
+    steps: list[Step] = [
+        url(host, "/a"),
+        # /hold takes the one download place; /b, allowed under the pinned file, waits
+        # in the scheduler behind it.
+        schedule("/b", "/hold"),  # the scheduler gives the last first: /hold
+        pause(0.4),  # past ROBOTRULES_MAX_AGE
+        schedule("/c"),  # stale: decided by the pinned file, which is fetched again: OLD
+        the_file_changed_then_hold_is_answered,
+    ]
+    settings = {
+        **HELD,
+        "CONCURRENT_REQUESTS": 1,
+        "ROBOTRULES_MAX_AGE": 0.3,
+        "ROBOTRULES_PINNED": {host: sha(PRIVATE)},
+        "DOWNLOAD_TIMEOUT": 30.0,
+    }
+    result = await run_spider(StepSpider, settings, steps=steps)
+    assert paths(result, result.crawled) == ["a", "hold"]
+    # Not downloaded under the file it was allowed by: held, then dropped.
+    assert mockserver.requests_for(host, "/b") == []
+    assert mockserver.requests_for(host, "/c") == []
+    assert sorted(paths(result, result.ignored)) == ["b", "c"]
+    assert all(isinstance(exc, RobotsTxtPinMismatch) for _, exc in result.failures)

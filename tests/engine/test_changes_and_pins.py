@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_robotrules.engine.audit import change_line, summarise
-from scrapy_robotrules.engine.changes import rule_changes
+from scrapy_robotrules.engine.changes import FileChange, rule_changes
 from scrapy_robotrules.engine.fetch_policy import Outcome
 from scrapy_robotrules.engine.operator_cli import report
 from scrapy_robotrules.engine.pins import PinError, parse_pins
@@ -74,9 +74,8 @@ def test_a_bad_pin_is_one_line_naming_it(value: object, message: str) -> None:
 
 
 def test_the_audit_summary_counts_change_lines() -> None:
-    line = change_line(
-        ORIGIN, at=1.0, old_sha256=A, new_sha256=B, agent="MyBot/1.0", added=2, removed=1
-    )
+    old, new = RobotsTxt.parse(b""), RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
+    line = change_line(FileChange(ORIGIN, old, new, A, B, 1, 0), at=1.0, agent="MyBot/1.0")
     summary = summarise([line, line])
     assert (summary.changes, summary.bad_lines, summary.requests) == (2, 0, 0)
     assert "robots.txt replaced by another file: 2 times" in report(summary)
