@@ -51,14 +51,17 @@ _SCRAPY_LAYER = {
     "RobotsBodyMiddleware": ".crawl.content_coding",
     "RobotsTxtForbidden": ".crawl.manager",
     "RobotsTxtNotFetched": ".crawl.manager",
+    "RobotsTxtPinMismatch": ".crawl.exceptions",
     "RobotsTxtUnreachable": ".crawl.manager",
     "UsagePreferencesMiddleware": ".crawl.usagemiddleware",
+    "robotrules_changed": ".crawl.signals",
     "robotrules_fetched": ".crawl.signals",
 }
 
 if TYPE_CHECKING:
     from .crawl.addon import Addon as Addon
     from .crawl.content_coding import RobotsBodyMiddleware as RobotsBodyMiddleware
+    from .crawl.exceptions import RobotsTxtPinMismatch as RobotsTxtPinMismatch
     from .crawl.extension import RobotRulesExtension as RobotRulesExtension
     from .crawl.manager import RobotsTxtForbidden as RobotsTxtForbidden
     from .crawl.manager import RobotsTxtNotFetched as RobotsTxtNotFetched
@@ -67,6 +70,7 @@ if TYPE_CHECKING:
     from .crawl.pagemiddleware import PageDirectivesMiddleware as PageDirectivesMiddleware
     from .crawl.robotparser import RobotParser as RobotParser
     from .crawl.settings import RobotRulesSettingError as RobotRulesSettingError
+    from .crawl.signals import robotrules_changed as robotrules_changed
     from .crawl.signals import robotrules_fetched as robotrules_fetched
     from .crawl.usagemiddleware import UsagePreferencesMiddleware as UsagePreferencesMiddleware
 
