@@ -53,6 +53,7 @@ __all__ = [
     "RobotsTxt",
     "RobotsTxtForbidden",
     "RobotsTxtNotFetched",
+    "RobotsTxtPinMismatch",
     "RobotsTxtUnreachable",
     "Rule",
     "RulesStore",
@@ -62,6 +63,7 @@ __all__ = [
     "UtcWindow",
     "open_store",
     "parse_page_directives",
+    "robotrules_changed",
     "robotrules_fetched",
     "set_automaton_bytes",
 ]
@@ -81,14 +83,17 @@ _SCRAPY_LAYER = {
     "RobotsBodyMiddleware": ".crawl.content_coding",
     "RobotsTxtForbidden": ".crawl.manager",
     "RobotsTxtNotFetched": ".crawl.manager",
+    "RobotsTxtPinMismatch": ".crawl.exceptions",
     "RobotsTxtUnreachable": ".crawl.manager",
     "UsagePreferencesMiddleware": ".crawl.usagemiddleware",
+    "robotrules_changed": ".crawl.signals",
     "robotrules_fetched": ".crawl.signals",
 }
 
 if TYPE_CHECKING:
     from .crawl.addon import Addon as Addon
     from .crawl.content_coding import RobotsBodyMiddleware as RobotsBodyMiddleware
+    from .crawl.exceptions import RobotsTxtPinMismatch as RobotsTxtPinMismatch
     from .crawl.extension import RobotRulesExtension as RobotRulesExtension
     from .crawl.manager import RobotsTxtForbidden as RobotsTxtForbidden
     from .crawl.manager import RobotsTxtNotFetched as RobotsTxtNotFetched
@@ -97,6 +102,7 @@ if TYPE_CHECKING:
     from .crawl.pagemiddleware import PageDirectivesMiddleware as PageDirectivesMiddleware
     from .crawl.robotparser import RobotParser as RobotParser
     from .crawl.settings import RobotRulesSettingError as RobotRulesSettingError
+    from .crawl.signals import robotrules_changed as robotrules_changed
     from .crawl.signals import robotrules_fetched as robotrules_fetched
     from .crawl.usagemiddleware import UsagePreferencesMiddleware as UsagePreferencesMiddleware
 

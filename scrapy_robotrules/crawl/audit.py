@@ -1,6 +1,7 @@
 """The audit trail of a crawl (``ROBOTRULES_AUDIT``): its lines, written in a thread.
 
-One JSON line per decided request and one per robots.txt fetch, built by
+One JSON line per decided request, one per robots.txt fetch and one per
+file replaced by another, built by
 :mod:`scrapy_robotrules.engine.audit` (which keeps credentials out of them).
 The trail goes where Scrapy's feed storages put a feed: a path, ``file://``,
 ``s3://``, ``ftp://``... (``FEED_STORAGES``), chosen and built as Scrapy's
@@ -35,6 +36,7 @@ from twisted.internet.defer import Deferred
 
 from ..engine.audit import (
     SHADOW,
+    change_line,
     fetch_line,
     request_line,
     sha256_of,
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
+    from ..engine.changes import FileChange as Change
     from ..engine.database import RobotRules
     from ..engine.robotstxt import Decision
     from ..engine.stores import Entry
@@ -342,6 +345,10 @@ class AuditTrail:
             licenses=licenses,
         )
         self._add(line)
+
+    def changed(self, change: Change, agent: str, at: float) -> None:
+        """The line of a robots.txt replaced by another file: both SHA-256 values."""
+        self._add(change_line(change, at=at, agent=agent))
 
     async def close(self) -> None:
         """Every line written, then the storage stores the file (uploads it, for remote ones).

@@ -18,6 +18,7 @@ SPEC: none (Scrapy's internals, for the parts that hold SPEC 6 and 8).
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from functools import cache
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
     from twisted.internet.base import DelayedCall, ReactorBase
 
 __all__ = [
+    "ROBOTSTXT_DENIED",
+    "ROBOTSTXT_DENIED_REASON",
     "ROBOTS_PARSED",
     "Timer",
     "call_later",
@@ -200,6 +203,31 @@ async def send_signal(crawler: Crawler, signal: object, **kwargs: Any) -> None:
 
 ROBOTS_PARSED: object | None = getattr(scrapy_signals, "robots_parsed", None)
 """Scrapy's ``robots_parsed`` signal (2.18+); ``None`` before, where nothing is sent."""
+
+ROBOTSTXT_DENIED_REASON = "robotstxt_denied"
+
+
+def _builtin_denies() -> bool:
+    """Whether Scrapy's own ``RobotsTxtMiddleware`` gives the ``robotstxt_denied`` finish reason.
+
+    No release up to 2.19 does, and no constant names the reason: the
+    built-in middleware's code is read for it (its docstring where the code
+    cannot be read), so the version that adds it is found, whichever it is.
+    """
+    from scrapy.downloadermiddlewares import robotstxt
+
+    try:
+        text = inspect.getsource(robotstxt)
+    except (OSError, TypeError):
+        text = robotstxt.RobotsTxtMiddleware.__doc__ or ""
+    return f'CloseSpider("{ROBOTSTXT_DENIED_REASON}")' in text or (
+        ROBOTSTXT_DENIED_REASON in (robotstxt.RobotsTxtMiddleware.__doc__ or "")
+    )
+
+
+ROBOTSTXT_DENIED: bool = _builtin_denies()
+"""Whether this Scrapy ends a crawl ``robotstxt_denied`` when robots.txt denied every start
+request it could have crawled (its development branch): the package then does the same."""
 
 
 @contextmanager

@@ -144,6 +144,7 @@ class Entries:
             fresh_until=now + wait,
             status=status,
             final_url=url,
+            sha256=previous.sha256 if earlier is not None and previous is not None else None,
         )
         held = (
             "its earlier rules decide meanwhile" if earlier is not None else "its requests are held"

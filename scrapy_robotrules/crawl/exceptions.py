@@ -1,6 +1,6 @@
 """Why robots.txt handling drops a request, as exceptions a spider's errback receives.
 
-All three are Scrapy's ``IgnoreRequest``, so a request dropped here is
+All are Scrapy's ``IgnoreRequest``, so a request dropped here is
 handled like one Scrapy's own middleware drops. They pickle (a JOBDIR crawl
 saves them in request meta). SPEC 8: a forbidden request, one whose origin
 stayed unreachable too long, one the crawl closed on before its robots.txt
@@ -16,6 +16,7 @@ __all__ = [
     "FetchClosing",
     "RobotsTxtForbidden",
     "RobotsTxtNotFetched",
+    "RobotsTxtPinMismatch",
     "RobotsTxtUnreachable",
 ]
 
@@ -47,6 +48,18 @@ class RobotsTxtUnreachable(IgnoreRequest):
     def __reduce__(self) -> tuple[type[RobotsTxtUnreachable], tuple[str, float, str]]:
         # Kept in request meta, which JOBDIR crawls pickle.
         return type(self), (self.origin, self.seconds, self.error)
+
+
+class RobotsTxtPinMismatch(RobotsTxtUnreachable):
+    """A request dropped because its origin's robots.txt stayed other than its pinned file.
+
+    Held as an unreachable origin's are (``ROBOTRULES_PINNED``): ``error``
+    names both SHA-256 values.
+    """
+
+    def __init__(self, origin: str, seconds: float, error: str) -> None:
+        super().__init__(origin, seconds, error)
+        IgnoreRequest.__init__(self, f"{error}: {origin}/robots.txt held for {seconds:.1f} s")
 
 
 class RobotsTxtNotFetched(IgnoreRequest):

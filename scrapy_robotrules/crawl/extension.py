@@ -12,6 +12,7 @@
 - The spider stays open while requests are parked or fetches run; a
   scheduler about to close (``JOBDIR`` crawls stopped mid-way) is handed
   the parked requests first, so they are saved with the rest.
+- The ``robotstxt_denied`` finish reason where Scrapy has it (startdenied.py).
 - An INFO summary when the spider closes.
 
 SPEC 6 (delays kept on the slots) and 8 (requests held while robots.txt is fetched).
@@ -23,7 +24,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 
 from . import compat
 from .gate import Gate
@@ -63,6 +64,9 @@ class RobotRulesExtension:
         self.gate.settle()
         if self.manager.pending():
             raise DontCloseSpider
+        reason = self.report.starts.finish_reason()  # startdenied.py
+        if reason is not None:
+            raise CloseSpider(reason)
 
     def spider_opened(self, spider: Spider) -> None:
         compat.guard_crawl(self.crawler, self.gate.guard)

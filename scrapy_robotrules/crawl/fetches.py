@@ -20,6 +20,7 @@ from twisted.internet.defer import Deferred
 
 from ..engine.fetch_policy import Outcome
 from . import compat
+from .changes import Changes
 from .exceptions import FetchClosing
 from .origins import Origins, OriginState, wake
 from .reporting import logger
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .download import Downloader
     from .entries import Entries
     from .leases import Leases
+    from .pinning import PinHolds
     from .politeness import Politeness
     from .reporting import Reporter
     from .settings import RobotRulesConfig
@@ -67,6 +69,10 @@ class Fetches:
         self.leases = leases
         self.tdmrep = tdmrep
         self.origins = Origins(config.cache_size)
+        self.pins: PinHolds | None = None
+        """``ROBOTRULES_PINNED`` (pinning.py): an origin held by its pin gives up as unreachable."""
+        self.changes = Changes(crawler, db, report)
+        """A file other than the one it replaces, told of (changes.py)."""
         self._running: set[Deferred[None] | asyncio.Task[None]] = set()
         """The fetches under way (an asyncio loop holds its tasks only weakly)."""
 
@@ -147,22 +153,26 @@ class Fetches:
 
     def _give_up(self, state: OriginState) -> None:
         state.timeout_call = None
-        if state.outage is not None:
+        held = self.pins.held(state.name) if self.pins is not None else None
+        outage = state.outage or held
+        if outage is not None:
             # Timers run on the loop's clock, the database on the wall clock.
-            left = state.outage.since + self.config.unreachable_timeout - self.db.clock()
+            left = outage.since + self.config.unreachable_timeout - self.db.clock()
             if left > 0:
                 state.timeout_call = compat.call_later(left, self._give_up, state)
                 return
         waiters, state.waiters = state.waiters, []
         if waiters:
+            pinned = state.outage is None and held is not None
             logger.warning(
-                "robots.txt unreachable: dropping %(count)d requests for %(origin)s,"
+                "robots.txt %(what)s: dropping %(count)d requests for %(origin)s,"
                 " held for %(timeout)s s (%(error)s)",
                 {
+                    "what": "differs from its pin" if pinned else "unreachable",
                     "count": len(waiters),
                     "origin": state.name,
                     "timeout": self.config.unreachable_timeout,
-                    "error": state.last_error or "no answer",
+                    "error": held.reason if pinned and held else state.last_error or "no answer",
                 },
                 extra=self.report.spider,
             )
@@ -214,8 +224,10 @@ class Fetches:
     async def _fetch_and_store(self, state: OriginState) -> Entry:
         trigger = state.trigger
         started = time.monotonic()
+        previous: Entry | None = None
         try:
             fetched = await self.download.download(state.robots_url, trigger)
+            previous = self.db.entry(state.robots_url)
             entry = self.entries.store(state, fetched)
         except FetchClosing:
             raise
@@ -232,6 +244,7 @@ class Fetches:
         self.report.fetched(seconds, state.robots_url, len(self.db), self.db.evicted)
         if self.report.audit is not None:
             self.report.audit.fetched(state.name, entry, seconds, state.last_error)
+        change = self.changes.observe(state.name, previous, entry)
         politeness = self.politeness
         if politeness.note(state.name, entry):
             politeness.apply_crawl_delay(state.trigger)
@@ -242,6 +255,8 @@ class Fetches:
         await self.report.send_signals(
             state.name, entry, trigger, precedence=db.precedence, agent_match=db.agent_match
         )
+        if change is not None:
+            await self.changes.send(change, trigger)
         return entry
 
     def close(self) -> None:

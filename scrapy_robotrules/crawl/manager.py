@@ -66,6 +66,7 @@ from .fetches import Fetches
 from .leases import Leases
 from .operator_config import operator_config
 from .parking import Parking
+from .pinning import Held, PinHolds
 from .policy import SitePolicies, adjusted
 from .politeness import Politeness
 from .reporting import STATS_PREFIX, Reporter
@@ -175,6 +176,9 @@ class RobotsManager:
         self.origins = self.fetches.origins
         self.slot_wait = self.politeness.slot_wait = SlotWait(crawler, self.fetches)
         """Requests sent back for their wait in their download slots' queues (slotwait.py)."""
+        self.pins = PinHolds.from_settings(crawler.settings, self.report, self.db.store)
+        """``ROBOTRULES_PINNED`` (pinning.py): origins held while their file is not pinned."""
+        self.fetches.pins = self.pins
         self.parking = Parking(crawler, config, self.report)
         self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.policies)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
@@ -332,6 +336,9 @@ class RobotsManager:
         now = db.clock()
         stale = not entry.is_fresh(now)
         if entry.outcome is not Outcome.UNREACHABLE or entry.robots is not None:
+            if self.pins is not None and (held := self.pins.check(origin, entry, now)):
+                self._hold(origin, request, entry, held.since, held)
+                return None
             if stale:
                 self.fetches.start(self.origins.state(origin, request), request, refresh=True)
                 meta[STALE] = url  # decided by the stale rules while they are fetched again
@@ -367,17 +374,27 @@ class RobotsManager:
                 meta[RULES] = (url, origin, None, None, None, None)
             return decision
         # Unreachable and no earlier rules: the origin is disallowed for now.
-        meta[RULES] = (url, origin, None, None, None, None)
+        outage = self.origins.state(origin, request).outage
+        since = outage.since if outage is not None else entry.fetched_at
+        self._hold(origin, request, entry, since)
+        return None
+
+    def _hold(
+        self, origin: str, request: Request, entry: Entry, since: float, pin: Held | None = None
+    ) -> None:
+        """Hold ``request``: its origin is unreachable, or (``pin``) its file is not the pinned one.
+        Dropped when held for ``ROBOTRULES_UNREACHABLE_TIMEOUT``, as new ones then."""
+        request.meta[RULES] = (request.url, origin, None, None, None, None)
         state = self.origins.state(origin, request)
         state.trigger = request  # what the next retry copies meta from
-        outage = state.outage
-        since = outage.since if outage is not None else entry.fetched_at
-        if stale:
-            self.fetches.start(state, request)  # even past the timeout: it may be back
+        now = self.db.clock()
+        if not entry.is_fresh(now):  # even past the timeout: it may be back
+            self.fetches.start(state, request, refresh=pin is not None)
         if now - since >= self.config.unreachable_timeout:
+            if pin is not None:
+                raise pin.dropped(origin, now - since)
             raise RobotsTxtUnreachable(origin, now - since, state.last_error or "no answer")
         self.fetches.hold(state, entry, now, since)
-        return None
 
     # Parking: requests whose origin has no rules yet wait outside the
     # scheduler and the downloader, so they hold no concurrency slot.
@@ -427,8 +444,9 @@ class RobotsManager:
         if turn is not None:
             await turn
 
-    def _adopted(self, entry: Entry) -> None:
+    def _adopted(self, entry: Entry, previous: Entry | None) -> None:
         self.politeness.note(entry.origin, entry)
+        self.fetches.changes.adopted(previous, entry)
 
     # Reporting.
 

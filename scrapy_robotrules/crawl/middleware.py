@@ -80,7 +80,8 @@ class RobotRulesMiddleware:
                 if left < self.slot_wait.horizon and self.slot_wait.sends_back(request, left):
                     return self._decide_again_later(request)
             elif meta.get(SHADOWED) != url:
-                if manager.refresh_due(request):
+                pins = manager.pins  # pinning.py: held by its pin, it waits parked, not here
+                if manager.refresh_due(request) or (pins is not None and pins.differ(request)):
                     return self._decide_again_later(request)
                 if not await self._recheck(request):
                     return None

@@ -22,9 +22,15 @@ from ..engine.fetch_policy import Outcome
 from ..engine.usage.preferences import USAGE_REFUSAL
 from . import compat, signals
 from .builtin_stats import BuiltinStats
-from .exceptions import DropReason, RobotsTxtNotFetched, RobotsTxtUnreachable
+from .exceptions import (
+    DropReason,
+    RobotsTxtNotFetched,
+    RobotsTxtPinMismatch,
+    RobotsTxtUnreachable,
+)
 from .itemverdict import shown_url
 from .robotparser import RobotParser
+from .startdenied import DeniedStarts
 from .tdmrepfetch import TDMREP_REFUSAL
 
 if TYPE_CHECKING:
@@ -129,6 +135,8 @@ class Reporter:
         self._waiting = 0
         self.audit: AuditTrail | None = None
         """The audit trail (``ROBOTRULES_AUDIT``): told of each fetch and the body parsed."""
+        self.starts = DeniedStarts(crawler)
+        """Start requests crawled and denied: the ``robotstxt_denied`` finish reason."""
         quiet_robots_retries()
         crawler.signals.connect(self.flush, signal=scrapy_signals.spider_idle)
         crawler.signals.connect(self._close, signal=scrapy_signals.spider_closed)
@@ -222,6 +230,8 @@ class Reporter:
             self.lost([request])
         elif isinstance(exc, RobotsTxtUnreachable):
             self.count("unreachable")
+            if isinstance(exc, RobotsTxtPinMismatch):  # pinning.py
+                self.inc("pinned/dropped")
             logger.debug(
                 "Dropped %(request)s: %(reason)s",
                 {"request": shown(request), "reason": exc},
@@ -229,12 +239,16 @@ class Reporter:
             )
         else:
             self.count("forbidden")
+            tdmrep = False
             if USAGE_REFUSAL in exc.reason:  # usage preferences (usage.py)
                 self.inc("usage/forbidden")
                 if TDMREP_REFUSAL in exc.reason:
                     self.inc("usage/tdmrep/forbidden")
+                    tdmrep = True
             else:
                 self.builtin.forbidden(request, scheduling=scheduling)
+            if not tdmrep:
+                self.starts.denied(request)
             logger.debug(
                 "Forbidden by robots.txt: %(request)s %(reason)s",
                 {"request": shown(request), "reason": exc.reason},

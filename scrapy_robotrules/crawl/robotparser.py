@@ -4,7 +4,8 @@
 ``RobotsTxtMiddleware`` this package's parsing and matching (precedence and
 agent matching from the ``ROBOTRULES_*`` settings), while it keeps its own
 fetching. The middleware of this package sends its ``robots_parsed`` signal
-with one of these too.
+with one of these too; it answers ``sitemaps()`` (the file's ``Sitemap``
+URLs), which a ``SitemapSpider`` reads in Scrapy versions that ask it.
 
 Scrapy's middleware asks with ``ROBOTSTXT_USER_AGENT``, else the request's
 ``User-Agent``; an agent named for this package (the spider's
@@ -83,6 +84,10 @@ class RobotParser(ScrapyRobotParser):
 
     def crawl_delay(self, user_agent: str | bytes) -> float | None:
         return self.robots.crawl_delay(self._agent(user_agent), self.agent_match)
+
+    def sitemaps(self) -> list[str]:
+        """The file's ``Sitemap`` URLs, made absolute (SPEC 6), as Scrapy's interface asks."""
+        return list(self.robots.sitemaps)
 
     def __repr__(self) -> str:
         return f"<RobotParser {self.robots!r} {self.precedence} {self.agent_match}>"

@@ -49,6 +49,7 @@ from .setting_values import (
     as_field_name,
     as_integer,
     as_patterns,
+    as_pins,
     as_policies,
     as_purposes,
     as_ratio,
@@ -201,6 +202,12 @@ _ROWS = (
         lambda n, v, _: as_delay_action(n, v),
         kind="str",
         choices=DELAY_ACTIONS,
+    ),
+    Setting(
+        "ROBOTRULES_PINNED",
+        None,
+        lambda _, v, __: as_pins(v),
+        kind="dict of host or origin to SHA-256 hex, or a JSON object as str",
     ),
     # Sitemaps from the same fetch (sitemaps.py).
     _boolean("ROBOTRULES_FOLLOW_SITEMAPS", False),

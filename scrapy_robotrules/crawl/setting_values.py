@@ -27,6 +27,7 @@ from w3lib.url import file_uri_to_path
 
 from ..engine.agents import product_token
 from ..engine.audit import url_without_credentials
+from ..engine.pins import PinError, Pins, parse_pins
 from ..engine.policies import DELAY_ACTIONS, Policies, PolicyError, parse_policies
 from ..engine.stores import redact_url, store_kind
 
@@ -289,3 +290,11 @@ def _unwritable(path: Path) -> str | None:
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"no permission to create files in {str(parent)!r}"
     return None
+
+
+def as_pins(value: object) -> Pins:
+    """``ROBOTRULES_PINNED``, read and checked by the engine (:mod:`..engine.pins`)."""
+    try:
+        return parse_pins(value)
+    except PinError as exc:
+        raise RobotRulesSettingError(str(exc)) from None

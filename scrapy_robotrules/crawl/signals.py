@@ -9,11 +9,21 @@
     status, ``None`` after a network error) and ``request`` (the request
     that made the fetch happen).
 
-SPEC 8 (what each fetch of robots.txt ended in).
+``robotrules_changed``
+    Sent when an origin's robots.txt is replaced by a file with another
+    body (a refresh, or a file another crawler of a fleet fetched).
+    Arguments: ``origin``, ``old`` and ``new`` (both
+    :class:`~scrapy_robotrules.RobotsTxt`), ``old_sha256`` and
+    ``new_sha256`` (hex), ``added`` and ``removed`` (``Allow``/``Disallow``
+    lines for the crawler's agent) and ``request`` (the request that made
+    the fetch happen; ``None`` for another crawler's file).
+
+SPEC 8 (what each fetch of robots.txt ended in, and a file that changed).
 """
 
 from __future__ import annotations
 
-__all__ = ["robotrules_fetched"]
+__all__ = ["robotrules_changed", "robotrules_fetched"]
 
 robotrules_fetched = object()
+robotrules_changed = object()

@@ -1,10 +1,11 @@
 """The audit trail (``ROBOTRULES_AUDIT``): what its JSON lines hold, and their summary.
 
 One line per decided request (which rule and line of which robots.txt, by
-SHA-256, or which outcome decided; SPEC 7) and one per robots.txt fetch
+SHA-256, or which outcome decided; SPEC 7), one per robots.txt fetch
 (status, size, SHA-256, freshness, outcome, time taken; SPEC 8; the file's
-RSL ``License`` URLs). Lines are built here, pure; the crawl layer writes
-them without blocking the reactor.
+RSL ``License`` URLs) and one per file replaced by another (both SHA-256
+values, rules added and removed). Lines are built here, pure; the crawl
+layer writes them without blocking the crawl's loop.
 No line ever holds a user name or password of a URL, even inside an error
 text. :func:`summarise` reads a trail back for ``robotrules audit``: a line
 it cannot read is counted, never fatal.
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
 from .agents import product_token
+from .changes import FileChange
 from .fetch_policy import Outcome
 from .robotstxt import Decision
 
@@ -33,6 +35,7 @@ __all__ = [
     "OUTCOMES",
     "SHADOW",
     "AuditSummary",
+    "change_line",
     "fetch_line",
     "read_lines",
     "request_line",
@@ -178,6 +181,22 @@ def fetch_line(
     return _line(record)
 
 
+def change_line(change: FileChange, *, at: float, agent: str) -> str:
+    """The line of a robots.txt replaced by another file (no newline): both SHA-256 values,
+    and the ``Allow``/``Disallow`` lines for ``agent`` added and removed."""
+    record = {
+        "event": "change",
+        "time": _number(at),
+        "origin": url_without_credentials(change.origin),
+        "old_sha256": change.old_sha256,
+        "new_sha256": change.new_sha256,
+        "agent": product_token(agent) or "*",
+        "added": change.added,
+        "removed": change.removed,
+    }
+    return _line(record)
+
+
 def read_lines(handle: IO[bytes]) -> Iterator[bytes]:
     """The lines of an open trail; one longer than :data:`MAX_LINE` comes cut (so, bad)."""
     while True:
@@ -239,6 +258,8 @@ class AuditSummary:
     first_bad: list[int] = field(default_factory=list)
     requests: int = 0
     fetches: int = 0
+    changes: int = 0
+    """robots.txt files replaced by another file (``change`` lines)."""
     modes: Counter[str] = field(default_factory=Counter)
     origins: dict[str, OriginSummary] = field(default_factory=dict)
     unreachable: list[Span] = field(default_factory=list)
@@ -279,7 +300,7 @@ def _checked(raw: bytes | str) -> dict[str, Any] | None:
             elapsed is None or (isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool))
         )
     else:
-        ok = False
+        ok = event == "change"
     return record if ok else None
 
 
@@ -327,6 +348,9 @@ def summarise(lines: Iterable[bytes | str], *, slowest: int = 5) -> AuditSummary
             continue
         summary.last_time = max(summary.last_time, float(record["time"]))
         origin = summary.origins.setdefault(record["origin"], OriginSummary())
+        if record["event"] == "change":
+            summary.changes += 1
+            continue
         if record["event"] == "fetch":
             fetch = _fetch(summary, origin, record)
             if fetch is not None and slowest > 0:

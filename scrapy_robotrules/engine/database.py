@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 
 from .agents import TOKEN, AgentMatch, check_agent_match
+from .audit import sha256_of
 from .fetch_policy import DEFAULT_MAX_AGE, Outcome
 from .index.automata import set_automaton_bytes
 from .precedence import MOST_SPECIFIC, Precedence, check_precedence
@@ -113,11 +114,13 @@ class RobotRules:
         status: int | None = None,
         final_url: str | None = None,
         body: bytes | None = None,
+        sha256: str | None = None,
     ) -> Entry:
         """Record a fetch outcome for the origin of ``robots_url``.
 
         ``body``, the file ``robots`` was parsed from, is what persistent
-        stores keep; the memory store ignores it.
+        stores keep; the memory store ignores it. The entry is named by its
+        SHA-256, or by ``sha256`` without a body (earlier rules kept).
         """
         now = self.clock()
         entry = Entry(
@@ -128,6 +131,7 @@ class RobotRules:
             fresh_until=now + DEFAULT_MAX_AGE if fresh_until is None else fresh_until,
             status=status,
             url=final_url,
+            sha256=sha256 if body is None else sha256_of(body),
         )
         self.store.put(entry, body)
         return entry

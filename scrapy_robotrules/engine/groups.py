@@ -344,6 +344,13 @@ class Group:
         key, value = found
         return KEY_NAMES[key.lower()], value
 
+    def rule_lines(self) -> list[tuple[str, str]]:
+        """(directive, value as written) of each ``Allow`` and ``Disallow`` line, in file order."""
+        body = self._raw.body
+        found = (member_line(body, start) for start in line_starts(body))
+        members = ((KEY_NAMES[key.lower()], value) for key, value in filter(None, found))
+        return [member for member in members if member[0] in ("allow", "disallow")]
+
     def pattern(self, line: int, robots_url: str | None) -> Pattern:
         """The wildcard pattern of the rule at ``line``, read again (an index keeps no patterns)."""
         matcher = _rule_pattern(self.member(line, keep=True)[1], robots_url)

@@ -152,6 +152,8 @@ def report(summary: AuditSummary, *, top: int = 10) -> list[str]:
         f" {_many(summary.fetches, 'robots.txt fetch')}, {_many(len(summary.origins), 'origin')}"
         f"{bad}"
     ]
+    if summary.changes:
+        lines.append(f"robots.txt replaced by another file: {_many(summary.changes, 'time')}")
     if summary.modes:
         modes = ", ".join(f"{mode} {count}" for mode, count in sorted(summary.modes.items()))
         lines.append(f"requests by mode: {modes}")

@@ -363,6 +363,10 @@ class RobotsTxt:
             max(rates, key=lambda r: r.delay) if rates else None,
         )
 
+    def groups_for(self, agent: str, agent_match: AgentMatch = TOKEN) -> tuple[Group, ...]:
+        """The groups that apply to ``agent`` (SPEC 3), in file order."""
+        return tuple(map(self._group, self._selected(agent, agent_match)))
+
     def crawl_delay(self, agent: str, agent_match: AgentMatch = TOKEN) -> float | None:
         """Seconds between requests asked of ``agent``; the largest of merged groups."""
         return self.pace(agent, agent_match)[0]

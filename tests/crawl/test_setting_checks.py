@@ -54,6 +54,16 @@ BAD = [
     ("ROBOTRULES_SITEMAP_FOLLOW", {"a": 1}, "ROBOTRULES_SITEMAP_FOLLOW must be a list of regular"),
     ("ROBOTRULES_SITEMAP_RULES", "parse", "ROBOTRULES_SITEMAP_RULES must be a list of (regex,"),
     ("ROBOTRULES_SITEMAP_RULES", {"ab": 1}, "ROBOTRULES_SITEMAP_RULES must be a list of (regex,"),
+    (
+        "ROBOTRULES_PINNED",
+        '{"example.com": "abc"}',
+        "ROBOTRULES_PINNED['example.com'] must be a SHA-256 in hex (64 characters), not 'abc'",
+    ),
+    (
+        "ROBOTRULES_PINNED",
+        {"https://example.com/robots.txt": "0" * 64},
+        "ROBOTRULES_PINNED: 'https://example.com/robots.txt' is neither a host",
+    ),
     ("ROBOTRULES_AUDIT", "/", "ROBOTRULES_AUDIT: cannot write the audit trail to '/' (a directory"),
     (
         "ROBOTRULES_STORE",

@@ -22,6 +22,7 @@ from contextlib import suppress
 from functools import partial
 from typing import TypeVar
 
+from ..audit import sha256_of
 from ..fetch_policy import Outcome
 from ..reading import DEFAULT_MAX_SIZE
 from ..robotstxt import RobotsTxt
@@ -66,7 +67,7 @@ class CachedStore:
         clock: Callable[[], float] = time.time,
         on_event: Callable[[str], None] | None = None,
         on_evict: Callable[[Entry], None] | None = None,
-        on_adopt: Callable[[Entry], object] | None = None,
+        on_adopt: Callable[[Entry, Entry | None], object] | None = None,
         recheck: float = 1.0,
         retry_after: float = 5.0,
     ) -> None:
@@ -76,7 +77,8 @@ class CachedStore:
         self.clock = clock
         self.on_event = on_event
         self.on_adopt = on_adopt
-        """Called with each entry taken from the backend (fetched elsewhere, or earlier)."""
+        """Called with each entry taken from the backend (fetched elsewhere, or earlier) and
+        the entry it replaces here (``None`` if none was held)."""
         self.recheck = recheck
         self.retry_after = retry_after
         self._checked: dict[str, float] = {}
@@ -266,6 +268,9 @@ class CachedStore:
     def _adopt(self, record: Record) -> Entry | None:
         """The record as an entry in the cache (``None`` if it cannot be one)."""
         robots = None
+        # A body longer than the size limit is stored cut: its SHA-256 is not known.
+        body = record.body
+        sha256 = None if body is None or len(body) > self.max_size else sha256_of(body)
         if record.body is not None and record.outcome in (Outcome.RULES, Outcome.UNREACHABLE):
             robots = RobotsTxt.parse(
                 record.body, f"{record.origin}/robots.txt", max_size=self.max_size
@@ -280,9 +285,11 @@ class CachedStore:
             fresh_until=record.fresh_until,
             status=record.status,
             url=record.url,
+            sha256=sha256,
         )
+        previous = self.local.peek(record.origin)
         self.local.put(entry)
         self._checked.pop(record.origin, None)
         if self.on_adopt is not None:
-            self.on_adopt(entry)
+            self.on_adopt(entry, previous)
         return entry

@@ -126,7 +126,16 @@ class Backend(Protocol):
 class Entry:
     """What is known of one origin's robots.txt."""
 
-    __slots__ = ("fetched_at", "fresh_until", "origin", "outcome", "robots", "status", "url")
+    __slots__ = (
+        "fetched_at",
+        "fresh_until",
+        "origin",
+        "outcome",
+        "robots",
+        "sha256",
+        "status",
+        "url",
+    )
 
     def __init__(
         self,
@@ -138,6 +147,7 @@ class Entry:
         fresh_until: float,
         status: int | None = None,
         url: str | None = None,
+        sha256: str | None = None,
     ) -> None:
         if outcome is Outcome.RULES and robots is None:
             raise ValueError("an entry with outcome 'rules' needs the parsed robots.txt")
@@ -148,6 +158,8 @@ class Entry:
         self.fresh_until = fresh_until
         self.status = status
         self.url = url
+        self.sha256 = sha256
+        """The SHA-256 (hex) of the body ``robots`` was parsed from; ``None`` if not known."""
 
     def __repr__(self) -> str:
         return f"<Entry {self.origin} {self.outcome} until {self.fresh_until:.0f}>"

@@ -1,0 +1,129 @@
+"""A robots.txt compared with the one it replaces, pins by origin, entries named by SHA-256."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from scrapy_robotrules.engine.audit import change_line, summarise
+from scrapy_robotrules.engine.changes import FileChange, rule_changes
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.operator_cli import report
+from scrapy_robotrules.engine.pins import PinError, parse_pins
+from scrapy_robotrules.engine.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.stores import CachedStore, Entry, Record
+from scrapy_robotrules.engine.stores.sqlite import SQLiteBackend
+
+ORIGIN = "https://example.com"
+A = "a" * 64
+B = "B" * 64
+
+
+def sha(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def test_rules_added_and_removed_are_those_of_the_agents_groups() -> None:
+    old = RobotsTxt.parse(
+        b"User-agent: mybot\nDisallow: /a\nDisallow: /b\n\nUser-agent: *\nDisallow: /\n"
+    )
+    new = RobotsTxt.parse(
+        b"User-agent: *\nAllow: /\n\nUser-agent: MyBot\nDisallow: /b\nallow: /c\nDisallow: /d\n"
+    )
+    assert rule_changes(old, new, "MyBot/1.0") == (2, 1)  # /c and /d in, /a out; /b moved
+    assert rule_changes(old, new, "otherbot") == (1, 1)  # the * group
+    assert rule_changes(new, new, "MyBot/1.0") == (0, 0)
+
+
+def test_a_rule_written_twice_counts_twice() -> None:
+    once = RobotsTxt.parse(b"User-agent: *\nDisallow: /a\n")
+    twice = RobotsTxt.parse(b"User-agent: *\nDisallow: /a\nDisallow: /a\n# a comment\n")
+    assert rule_changes(once, twice, "bot") == (1, 0)
+
+
+def test_an_origins_own_pin_beats_its_hosts() -> None:
+    pins = parse_pins({"Example.com.": A, f"{ORIGIN}:8443": B})
+    assert pins.for_origin(ORIGIN) == A
+    assert pins.for_origin("http://example.com:8080") == A
+    assert pins.for_origin("https://EXAMPLE.com:8443") == B.lower()
+    assert pins.for_origin("https://other.example.com") is None
+    assert parse_pins('{"[::1]": "' + A + '"}').for_origin("http://[::1]:8080") == A
+    assert not parse_pins(None).any
+    assert not parse_pins("").any
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([A], "ROBOTRULES_PINNED must be a dict of sites to SHA-256 values, not ['aaaa"),
+        ("{", "ROBOTRULES_PINNED must be a dict or a JSON object, not '{'"),
+        ({"example.com": 5}, "ROBOTRULES_PINNED['example.com'] must be a SHA-256 in hex"),
+        ({"example.com": "g" * 64}, "ROBOTRULES_PINNED['example.com'] must be a SHA-256 in hex"),
+        ({"a.com": A, "A.com": A}, "ROBOTRULES_PINNED names 'a.com' twice"),
+        ({"ftp://a.com": A}, "ROBOTRULES_PINNED: 'ftp://a.com' is neither a host"),
+        ({5: A}, "ROBOTRULES_PINNED: a key must be a host or an origin, not 5"),
+    ],
+)
+def test_a_bad_pin_is_one_line_naming_it(value: object, message: str) -> None:
+    with pytest.raises(PinError) as raised:
+        parse_pins(value)
+    assert str(raised.value).startswith(message)
+    assert "\n" not in str(raised.value)
+
+
+def test_the_audit_summary_counts_change_lines() -> None:
+    old, new = RobotsTxt.parse(b""), RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")
+    line = change_line(FileChange(ORIGIN, old, new, A, B, 1, 0), at=1.0, agent="MyBot/1.0")
+    summary = summarise([line, line])
+    assert (summary.changes, summary.bad_lines, summary.requests) == (2, 0, 0)
+    assert "robots.txt replaced by another file: 2 times" in report(summary)
+
+
+def test_an_entry_adopted_from_a_shared_store_is_named_by_its_sha256(tmp_path: Path) -> None:
+    old, new = b"User-agent: *\nDisallow: /old\n", b"User-agent: *\nDisallow: /new\n"
+    adopted: list[tuple[Entry, Entry | None]] = []
+    now = [1000.0]
+    store = CachedStore(
+        SQLiteBackend(str(tmp_path / "fleet.db")),
+        clock=lambda: now[0],
+        on_adopt=lambda entry, previous: adopted.append((entry, previous)),
+        recheck=0.0,
+    )
+    robots = RobotsTxt.parse(old)
+    store.put(
+        Entry(
+            ORIGIN,
+            Outcome.RULES,
+            robots,
+            fetched_at=now[0],
+            fresh_until=now[0] + 10,
+            sha256=sha(old),
+        ),
+        old,
+    )
+    other = SQLiteBackend(str(tmp_path / "fleet.db"))  # another crawler refreshes it
+    other.save(Record(ORIGIN, Outcome.RULES, new, 200, None, now[0] + 20, now[0] + 100))
+    other.close()
+    now[0] += 30  # the entry held here went stale
+    entry = store.get(ORIGIN)
+    assert entry is not None
+    assert entry.sha256 == sha(new)
+    [(taken, previous)] = adopted
+    assert taken is entry
+    assert previous is not None
+    assert previous.sha256 == sha(old)
+    store.close()
+
+
+def test_a_body_stored_cut_has_no_known_sha256(tmp_path: Path) -> None:
+    backend = SQLiteBackend(str(tmp_path / "cut.db"))
+    body = b"User-agent: *\nDisallow: /a\n"
+    backend.save(Record(ORIGIN, Outcome.RULES, body, 200, None, 1.0, 1e12))
+    store = CachedStore(backend, max_size=len(body) - 1)
+    entry = store.get(ORIGIN)
+    assert entry is not None
+    assert entry.robots is not None
+    assert entry.sha256 is None
+    store.close()
