@@ -11,19 +11,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .engine.agents import AgentMatch
-from .engine.database import RobotRules
-from .engine.directives import RequestRate, UtcWindow
-from .engine.fetch_policy import Outcome
-from .engine.index.automata import set_automaton_bytes
-from .engine.page.directives import PageDirectives, parse_page_directives
-from .engine.policies import PolicyError
-from .engine.precedence import Precedence
-from .engine.robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
-from .engine.signal_lines import License
-from .engine.stores import CachedStore, Entry, MemoryStore, RulesStore, StoreError, open_store
-from .engine.usage.preferences import UsageView
-from .engine.usage.vocabulary import AIPREF_DRAFTS
+from scrapy_robotrules.engine.agents import AgentMatch
+from scrapy_robotrules.engine.database import RobotRules
+from scrapy_robotrules.engine.directives import RequestRate, UtcWindow
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.index.automata import set_automaton_bytes
+from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
+from scrapy_robotrules.engine.policies import PolicyError
+from scrapy_robotrules.engine.precedence import Precedence
+from scrapy_robotrules.engine.robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
+from scrapy_robotrules.engine.signal_lines import License
+from scrapy_robotrules.engine.stores import (
+    CachedStore,
+    Entry,
+    MemoryStore,
+    RulesStore,
+    StoreError,
+    open_store,
+)
+from scrapy_robotrules.engine.usage.preferences import UsageView
+from scrapy_robotrules.engine.usage.vocabulary import AIPREF_DRAFTS
 
 # The public names, the engine's and the Scrapy layer's (_SCRAPY_LAYER below):
 # what semantic versioning covers (CHANGES.rst).
@@ -91,20 +98,24 @@ _SCRAPY_LAYER = {
 }
 
 if TYPE_CHECKING:
-    from .crawl.addon import Addon as Addon
-    from .crawl.content_coding import RobotsBodyMiddleware as RobotsBodyMiddleware
-    from .crawl.exceptions import RobotsTxtPinMismatch as RobotsTxtPinMismatch
-    from .crawl.extension import RobotRulesExtension as RobotRulesExtension
-    from .crawl.manager import RobotsTxtForbidden as RobotsTxtForbidden
-    from .crawl.manager import RobotsTxtNotFetched as RobotsTxtNotFetched
-    from .crawl.manager import RobotsTxtUnreachable as RobotsTxtUnreachable
-    from .crawl.middleware import RobotRulesMiddleware as RobotRulesMiddleware
-    from .crawl.pagemiddleware import PageDirectivesMiddleware as PageDirectivesMiddleware
-    from .crawl.robotparser import RobotParser as RobotParser
-    from .crawl.settings import RobotRulesSettingError as RobotRulesSettingError
-    from .crawl.signals import robotrules_changed as robotrules_changed
-    from .crawl.signals import robotrules_fetched as robotrules_fetched
-    from .crawl.usagemiddleware import UsagePreferencesMiddleware as UsagePreferencesMiddleware
+    from scrapy_robotrules.crawl.addon import Addon as Addon
+    from scrapy_robotrules.crawl.content_coding import RobotsBodyMiddleware as RobotsBodyMiddleware
+    from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch as RobotsTxtPinMismatch
+    from scrapy_robotrules.crawl.extension import RobotRulesExtension as RobotRulesExtension
+    from scrapy_robotrules.crawl.manager import RobotsTxtForbidden as RobotsTxtForbidden
+    from scrapy_robotrules.crawl.manager import RobotsTxtNotFetched as RobotsTxtNotFetched
+    from scrapy_robotrules.crawl.manager import RobotsTxtUnreachable as RobotsTxtUnreachable
+    from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware as RobotRulesMiddleware
+    from scrapy_robotrules.crawl.pagemiddleware import (
+        PageDirectivesMiddleware as PageDirectivesMiddleware,
+    )
+    from scrapy_robotrules.crawl.robotparser import RobotParser as RobotParser
+    from scrapy_robotrules.crawl.settings import RobotRulesSettingError as RobotRulesSettingError
+    from scrapy_robotrules.crawl.signals import robotrules_changed as robotrules_changed
+    from scrapy_robotrules.crawl.signals import robotrules_fetched as robotrules_fetched
+    from scrapy_robotrules.crawl.usagemiddleware import (
+        UsagePreferencesMiddleware as UsagePreferencesMiddleware,
+    )
 
 
 def __getattr__(name: str) -> object:

@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
-from .compat import component_priority, disable_component
-from .content_coding import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
-from .extension import RobotRulesExtension
-from .middleware import RobotRulesMiddleware
-from .pagemiddleware import PageDirectivesMiddleware
-from .setting_table import check
-from .setting_values import RobotRulesSettingError
-from .usagemiddleware import UsagePreferencesMiddleware
+from scrapy_robotrules.crawl.compat import component_priority, disable_component
+from scrapy_robotrules.crawl.content_coding import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
+from scrapy_robotrules.crawl.extension import RobotRulesExtension
+from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware
+from scrapy_robotrules.crawl.pagemiddleware import PageDirectivesMiddleware
+from scrapy_robotrules.crawl.setting_table import check
+from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError
+from scrapy_robotrules.crawl.usagemiddleware import UsagePreferencesMiddleware
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

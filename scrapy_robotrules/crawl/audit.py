@@ -34,7 +34,10 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
-from ..engine.audit import (
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.carried import origin_for
+from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError, storage_class
+from scrapy_robotrules.engine.audit import (
     SHADOW,
     change_line,
     fetch_line,
@@ -43,10 +46,7 @@ from ..engine.audit import (
     text_without_credentials,
     url_without_credentials,
 )
-from ..engine.fetch_policy import Outcome
-from . import compat
-from .carried import origin_for
-from .setting_values import RobotRulesSettingError, storage_class
+from scrapy_robotrules.engine.fetch_policy import Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,12 +54,12 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from ..engine.changes import FileChange as Change
-    from ..engine.database import RobotRules
-    from ..engine.robotstxt import Decision
-    from ..engine.stores import Entry
-    from .policy import SitePolicies
-    from .reporting import Reporter
+    from scrapy_robotrules.crawl.policy import SitePolicies
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.engine.changes import FileChange as Change
+    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.robotstxt import Decision
+    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["AuditTrail", "AuditWriter"]
 

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..engine.urls import origin_of
-from . import compat
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.engine.urls import origin_of
 
 if TYPE_CHECKING:
     from scrapy import Request
 
-    from ..engine.database import RobotRules
-    from ..engine.robotstxt import Decision
-    from ..engine.stores import Entry
-    from .politeness import Politeness
-    from .tdmrepfetch import TdmRepFiles
+    from scrapy_robotrules.crawl.politeness import Politeness
+    from scrapy_robotrules.crawl.tdmrepfetch import TdmRepFiles
+    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.robotstxt import Decision
+    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = [
     "AGAIN",

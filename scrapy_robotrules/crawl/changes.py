@@ -18,20 +18,20 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.defer import deferred_from_coro
 
-from ..engine.changes import FileChange as Change
-from ..engine.changes import rule_changes
-from ..engine.fetch_policy import Outcome
-from . import compat, signals
-from .reporting import logger
+from scrapy_robotrules.crawl import compat, signals
+from scrapy_robotrules.crawl.reporting import logger
+from scrapy_robotrules.engine.changes import FileChange as Change
+from scrapy_robotrules.engine.changes import rule_changes
+from scrapy_robotrules.engine.fetch_policy import Outcome
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from twisted.internet.defer import Deferred
 
-    from ..engine.database import RobotRules
-    from ..engine.stores import Entry
-    from .reporting import Reporter
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Change", "Changes"]
 

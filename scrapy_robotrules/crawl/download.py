@@ -23,18 +23,18 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredSemaphore
 from w3lib.url import safe_url_string
 
-from ..engine.fetch_policy import MAX_REDIRECTS
-from . import compat
-from .content_coding import ACCEPT_ENCODING, ROBOTS_META
-from .exceptions import FetchClosing
-from .reporting import ROBOTS_REQUEST, logger
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.content_coding import ACCEPT_ENCODING, ROBOTS_META
+from scrapy_robotrules.crawl.exceptions import FetchClosing
+from scrapy_robotrules.crawl.reporting import ROBOTS_REQUEST, logger
+from scrapy_robotrules.engine.fetch_policy import MAX_REDIRECTS
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from .reporting import Reporter
-    from .settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.settings import RobotRulesConfig
 
 __all__ = ["DOWNLOAD_SIZE_FACTOR", "ROBOTS_PRIORITY", "SLOW_FETCH", "Downloader", "Fetched"]
 

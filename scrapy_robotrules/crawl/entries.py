@@ -16,22 +16,27 @@ from __future__ import annotations
 import zlib
 from typing import TYPE_CHECKING
 
-from ..engine.audit import sha256_of
-from ..engine.fetch_policy import Outcome, freshness_lifetime, outcome_for_status, retry_delay
-from ..engine.robotstxt import RobotsTxt
-from ..engine.stores import CachedStore
-from .content_coding import decode_body, hidden_encoding, response_headers
-from .reporting import debug_shown, logger
-from .settings import MAX_RETRY_DELAY
+from scrapy_robotrules.crawl.content_coding import decode_body, hidden_encoding, response_headers
+from scrapy_robotrules.crawl.reporting import debug_shown, logger
+from scrapy_robotrules.crawl.settings import MAX_RETRY_DELAY
+from scrapy_robotrules.engine.audit import sha256_of
+from scrapy_robotrules.engine.fetch_policy import (
+    Outcome,
+    freshness_lifetime,
+    outcome_for_status,
+    retry_delay,
+)
+from scrapy_robotrules.engine.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.stores import CachedStore
 
 if TYPE_CHECKING:
-    from ..engine.database import RobotRules
-    from ..engine.stores import Entry
-    from .download import Fetched
-    from .origins import OriginState
-    from .policy import SitePolicies
-    from .reporting import Reporter
-    from .settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.download import Fetched
+    from scrapy_robotrules.crawl.origins import OriginState
+    from scrapy_robotrules.crawl.policy import SitePolicies
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Entries"]
 

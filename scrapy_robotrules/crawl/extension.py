@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 
-from . import compat
-from .gate import Gate
-from .manager import RobotsManager
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.gate import Gate
+from scrapy_robotrules.crawl.manager import RobotsManager
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11

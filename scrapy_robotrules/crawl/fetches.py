@@ -18,27 +18,27 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from ..engine.fetch_policy import Outcome
-from . import compat
-from .changes import Changes
-from .exceptions import FetchClosing
-from .origins import Origins, OriginState, wake
-from .reporting import logger
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.changes import Changes
+from scrapy_robotrules.crawl.exceptions import FetchClosing
+from scrapy_robotrules.crawl.origins import Origins, OriginState, wake
+from scrapy_robotrules.crawl.reporting import logger
+from scrapy_robotrules.engine.fetch_policy import Outcome
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from ..engine.database import RobotRules
-    from ..engine.stores import Entry
-    from .download import Downloader
-    from .entries import Entries
-    from .leases import Leases
-    from .pinning import PinHolds
-    from .politeness import Politeness
-    from .reporting import Reporter
-    from .settings import RobotRulesConfig
-    from .tdmrepfetch import TdmRepFiles
+    from scrapy_robotrules.crawl.download import Downloader
+    from scrapy_robotrules.crawl.entries import Entries
+    from scrapy_robotrules.crawl.leases import Leases
+    from scrapy_robotrules.crawl.pinning import PinHolds
+    from scrapy_robotrules.crawl.politeness import Politeness
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.tdmrepfetch import TdmRepFiles
+    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Fetches"]
 

@@ -41,10 +41,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
-from ..engine.stores.memory import WeightedLRU
-from . import compat
-from .carried import AGAIN, DECIDED, OFFERED, PARKED, RULES
-from .exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.carried import AGAIN, DECIDED, OFFERED, PARKED, RULES
+from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
+from scrapy_robotrules.engine.stores.memory import WeightedLRU
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from .manager import RobotsManager
+    from scrapy_robotrules.crawl.manager import RobotsManager
 
 __all__ = ["Gate"]
 

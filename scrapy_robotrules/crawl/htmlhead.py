@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from scrapy.http import Headers, HtmlResponse
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
-from ..engine.page.html import decode_html, head_metas, text_encoding
+from scrapy_robotrules.engine.page.html import decode_html, head_metas, text_encoding
 
 if TYPE_CHECKING:
     from scrapy.http import Response

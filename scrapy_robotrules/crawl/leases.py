@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
-from . import compat
-from .exceptions import FetchClosing
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.exceptions import FetchClosing
 
 if TYPE_CHECKING:
-    from ..engine.stores import CachedStore
+    from scrapy_robotrules.engine.stores import CachedStore
 
 __all__ = ["FLEET_POLL_FIRST", "FLEET_POLL_MAX", "Leases"]
 

@@ -40,14 +40,8 @@ from typing import TYPE_CHECKING
 from scrapy import signals as scrapy_signals
 from scrapy.utils.httpobj import urlparse_cached
 
-from ..engine.database import RobotRules
-from ..engine.fetch_policy import Outcome
-from ..engine.robotstxt import Decision, RobotsTxt, is_robots_path
-from ..engine.stores import CachedStore
-from ..engine.urls import request_path
-from ..engine.usage.preferences import TDM, refuse_purposes
-from . import compat
-from .carried import (
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.carried import (
     AGAIN,
     DECIDED,
     OFFERED,
@@ -59,21 +53,32 @@ from .carried import (
     Decisions,
     origin_for,
 )
-from .download import ROBOTS_PRIORITY, Downloader
-from .entries import Entries
-from .exceptions import DropReason, RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
-from .fetches import Fetches
-from .leases import Leases
-from .operator_config import operator_config
-from .parking import Parking
-from .pinning import Held, PinHolds
-from .policy import SitePolicies, adjusted
-from .politeness import Politeness
-from .reporting import STATS_PREFIX, Reporter
-from .settings import RobotRulesConfig, crawl_config
-from .shadow import Verdicts
-from .slotwait import SlotWait
-from .tdmrepfetch import TdmRepFiles
+from scrapy_robotrules.crawl.download import ROBOTS_PRIORITY, Downloader
+from scrapy_robotrules.crawl.entries import Entries
+from scrapy_robotrules.crawl.exceptions import (
+    DropReason,
+    RobotsTxtForbidden,
+    RobotsTxtNotFetched,
+    RobotsTxtUnreachable,
+)
+from scrapy_robotrules.crawl.fetches import Fetches
+from scrapy_robotrules.crawl.leases import Leases
+from scrapy_robotrules.crawl.operator_config import operator_config
+from scrapy_robotrules.crawl.parking import Parking
+from scrapy_robotrules.crawl.pinning import Held, PinHolds
+from scrapy_robotrules.crawl.policy import SitePolicies, adjusted
+from scrapy_robotrules.crawl.politeness import Politeness
+from scrapy_robotrules.crawl.reporting import STATS_PREFIX, Reporter
+from scrapy_robotrules.crawl.settings import RobotRulesConfig, crawl_config
+from scrapy_robotrules.crawl.shadow import Verdicts
+from scrapy_robotrules.crawl.slotwait import SlotWait
+from scrapy_robotrules.crawl.tdmrepfetch import TdmRepFiles
+from scrapy_robotrules.engine.database import RobotRules
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt, is_robots_path
+from scrapy_robotrules.engine.stores import CachedStore
+from scrapy_robotrules.engine.urls import request_path
+from scrapy_robotrules.engine.usage.preferences import TDM, refuse_purposes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -81,7 +86,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from ..engine.stores import Entry
+    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = [
     "AGAIN",

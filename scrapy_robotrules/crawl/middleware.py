@@ -17,11 +17,15 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from .carried import AGAIN, DECIDED, OFFERED
-from .exceptions import RobotsTxtForbidden, RobotsTxtNotFetched, RobotsTxtUnreachable
-from .manager import RobotsManager
-from .shadow import SHADOWED
-from .sitemaps import Sitemaps
+from scrapy_robotrules.crawl.carried import AGAIN, DECIDED, OFFERED
+from scrapy_robotrules.crawl.exceptions import (
+    RobotsTxtForbidden,
+    RobotsTxtNotFetched,
+    RobotsTxtUnreachable,
+)
+from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.crawl.shadow import SHADOWED
+from scrapy_robotrules.crawl.sitemaps import Sitemaps
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11

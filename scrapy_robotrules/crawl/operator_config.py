@@ -17,9 +17,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..engine.audit import ENFORCE
-from .setting_table import spider_value, value
-from .setting_values import RobotRulesSettingError, storage_class
+from scrapy_robotrules.crawl.setting_table import spider_value, value
+from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError, storage_class
+from scrapy_robotrules.engine.audit import ENFORCE
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..engine.fetch_policy import Outcome
-from . import compat
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.engine.fetch_policy import Outcome
 
 if TYPE_CHECKING:
     from scrapy import Request
     from twisted.internet.defer import Deferred
 
-    from ..engine.stores import Entry
+    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["OriginState", "Origins", "Outage", "wake"]
 

@@ -41,12 +41,12 @@ from scrapy.http import Headers, HtmlResponse
 from w3lib.html import get_base_url, strip_html5_whitespace
 from w3lib.url import safe_url_string
 
-from ..engine.page.directives import PageDirectives, parse_page_directives
-from ..engine.page.html import nofollow_links
-from . import compat
-from .htmlhead import response_html, response_metas, says_nothing
-from .itemverdict import ItemVerdict, shown_url
-from .manager import RobotsManager
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.htmlhead import response_html, response_metas, says_nothing
+from scrapy_robotrules.crawl.itemverdict import ItemVerdict, shown_url
+from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
+from scrapy_robotrules.engine.page.html import nofollow_links
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
-    from .settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.settings import RobotRulesConfig
 
 __all__ = ["META_KEY", "OPT_OUT_KEY", "STATS_PREFIX", "PageDirectivesMiddleware"]
 

@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING
 
 from twisted.internet.defer import Deferred
 
-from . import compat
-from .carried import OFFERED, PARKED
-from .exceptions import RobotsTxtNotFetched
-from .overflow import DiskOverflow, OverflowDirectory
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.carried import OFFERED, PARKED
+from scrapy_robotrules.crawl.exceptions import RobotsTxtNotFetched
+from scrapy_robotrules.crawl.overflow import DiskOverflow, OverflowDirectory
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from ..engine.stores import Entry
-    from .origins import OriginState
-    from .reporting import Reporter
-    from .settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.origins import OriginState
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Parking"]
 

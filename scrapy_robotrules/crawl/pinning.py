@@ -16,18 +16,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from .carried import origin_for
-from .exceptions import RobotsTxtPinMismatch
-from .reporting import logger
-from .setting_table import value
+from scrapy_robotrules.crawl.carried import origin_for
+from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch
+from scrapy_robotrules.crawl.reporting import logger
+from scrapy_robotrules.crawl.setting_table import value
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.settings import BaseSettings
 
-    from ..engine.pins import Pins
-    from ..engine.stores import Entry, RulesStore
-    from .reporting import Reporter
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.engine.pins import Pins
+    from scrapy_robotrules.engine.stores import Entry, RulesStore
 
 __all__ = ["SETTING", "Held", "PinHolds"]
 

@@ -14,16 +14,16 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from ..engine.decision import Decision
-from ..engine.policies import Policies, Policy
-from .setting_table import value
+from scrapy_robotrules.crawl.setting_table import value
+from scrapy_robotrules.engine.decision import Decision
+from scrapy_robotrules.engine.policies import Policies, Policy
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.settings import BaseSettings
 
-    from ..engine.database import RobotRules
-    from .reporting import Reporter
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.engine.database import RobotRules
 
 __all__ = ["ACTION_SETTING", "POLICY_COUNTED", "SETTING", "SitePolicies", "adjusted", "named"]
 

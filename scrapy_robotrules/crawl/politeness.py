@@ -19,14 +19,14 @@ import datetime as dt
 import time
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..engine.agents import product_token
-from ..engine.delays import site_delay
-from ..engine.policies import Policies
-from . import compat
-from .carried import origin_for
-from .policy import SitePolicies
-from .reporting import logger
-from .settings import named_for_robots
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.carried import origin_for
+from scrapy_robotrules.crawl.policy import SitePolicies
+from scrapy_robotrules.crawl.reporting import logger
+from scrapy_robotrules.crawl.settings import named_for_robots
+from scrapy_robotrules.engine.agents import product_token
+from scrapy_robotrules.engine.delays import site_delay
+from scrapy_robotrules.engine.policies import Policies
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -36,15 +36,15 @@ if TYPE_CHECKING:
     from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
 
-    from ..engine.agents import AgentMatch
-    from ..engine.database import RobotRules
-    from ..engine.directives import RequestRate
-    from ..engine.policies import Policy
-    from ..engine.robotstxt import RobotsTxt
-    from ..engine.stores import CachedStore, Entry
-    from .reporting import Reporter
-    from .settings import RobotRulesConfig
-    from .slotwait import SlotWait
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.slotwait import SlotWait
+    from scrapy_robotrules.engine.agents import AgentMatch
+    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.directives import RequestRate
+    from scrapy_robotrules.engine.policies import Policy
+    from scrapy_robotrules.engine.robotstxt import RobotsTxt
+    from scrapy_robotrules.engine.stores import CachedStore, Entry
 
 __all__ = ["FLEET_MARGIN", "LATE_SHARE", "MAX_DELAY_JITTER", "MAX_REBOOKINGS", "Politeness"]
 

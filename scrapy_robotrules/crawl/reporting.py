@@ -18,28 +18,28 @@ from typing import TYPE_CHECKING
 from scrapy import Request
 from scrapy import signals as scrapy_signals
 
-from ..engine.fetch_policy import Outcome
-from ..engine.usage.preferences import USAGE_REFUSAL
-from . import compat, signals
-from .builtin_stats import BuiltinStats
-from .exceptions import (
+from scrapy_robotrules.crawl import compat, signals
+from scrapy_robotrules.crawl.builtin_stats import BuiltinStats
+from scrapy_robotrules.crawl.exceptions import (
     DropReason,
     RobotsTxtNotFetched,
     RobotsTxtPinMismatch,
     RobotsTxtUnreachable,
 )
-from .itemverdict import shown_url
-from .robotparser import RobotParser
-from .startdenied import DeniedStarts
-from .tdmrepfetch import TDMREP_REFUSAL
+from scrapy_robotrules.crawl.itemverdict import shown_url
+from scrapy_robotrules.crawl.robotparser import RobotParser
+from scrapy_robotrules.crawl.startdenied import DeniedStarts
+from scrapy_robotrules.crawl.tdmrepfetch import TDMREP_REFUSAL
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.usage.preferences import USAGE_REFUSAL
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from ..engine.agents import AgentMatch
-    from ..engine.precedence import Precedence
-    from ..engine.stores import Entry
-    from .audit import AuditTrail
+    from scrapy_robotrules.crawl.audit import AuditTrail
+    from scrapy_robotrules.engine.agents import AgentMatch
+    from scrapy_robotrules.engine.precedence import Precedence
+    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["BATCHED", "FLUSH_SECONDS", "ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
 

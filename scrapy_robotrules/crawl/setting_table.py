@@ -30,16 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..engine.agents import AGENT_MATCH_STYLES, TOKEN
-from ..engine.audit import ENFORCE, MODES
-from ..engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE, UNAUTHORIZED_CHOICES
-from ..engine.index.automata import DEFAULT_AUTOMATON_BYTES
-from ..engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
-from ..engine.policies import CLAMP, DELAY_ACTIONS
-from ..engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
-from ..engine.reading import DEFAULT_MAX_SIZE
-from ..engine.stores import DEFAULT_CACHE_BYTES
-from .setting_values import (
+from scrapy_robotrules.crawl.setting_values import (
     MAX_RETRY_DELAY,
     as_agent,
     as_audit,
@@ -57,6 +48,19 @@ from .setting_values import (
     as_sitemap_rules,
     as_store,
 )
+from scrapy_robotrules.engine.agents import AGENT_MATCH_STYLES, TOKEN
+from scrapy_robotrules.engine.audit import ENFORCE, MODES
+from scrapy_robotrules.engine.fetch_policy import (
+    DEFAULT_MAX_AGE,
+    DEFAULT_MIN_AGE,
+    UNAUTHORIZED_CHOICES,
+)
+from scrapy_robotrules.engine.index.automata import DEFAULT_AUTOMATON_BYTES
+from scrapy_robotrules.engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
+from scrapy_robotrules.engine.policies import CLAMP, DELAY_ACTIONS
+from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

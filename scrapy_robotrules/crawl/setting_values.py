@@ -25,11 +25,11 @@ from urllib.parse import urlparse
 from scrapy.utils.python import without_none_values
 from w3lib.url import file_uri_to_path
 
-from ..engine.agents import product_token
-from ..engine.audit import url_without_credentials
-from ..engine.pins import PinError, Pins, parse_pins
-from ..engine.policies import DELAY_ACTIONS, Policies, PolicyError, parse_policies
-from ..engine.stores import redact_url, store_kind
+from scrapy_robotrules.engine.agents import product_token
+from scrapy_robotrules.engine.audit import url_without_credentials
+from scrapy_robotrules.engine.pins import PinError, Pins, parse_pins
+from scrapy_robotrules.engine.policies import DELAY_ACTIONS, Policies, PolicyError, parse_policies
+from scrapy_robotrules.engine.stores import redact_url, store_kind
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -160,7 +160,7 @@ def as_store(value: object) -> str:
             raise RobotRulesSettingError(
                 f"{name} = {shown!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
             )
-        from ..engine.stores.redis import check_url
+        from scrapy_robotrules.engine.stores.redis import check_url
 
         try:
             check_url(value.strip())

@@ -27,14 +27,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..engine.agents import TOKEN, AgentMatch, product_token
-from ..engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE
-from ..engine.index.automata import DEFAULT_AUTOMATON_BYTES
-from ..engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
-from ..engine.precedence import MOST_SPECIFIC, Precedence
-from ..engine.reading import DEFAULT_MAX_SIZE
-from ..engine.stores import DEFAULT_CACHE_BYTES
-from .setting_table import (
+from scrapy_robotrules.crawl.setting_table import (
     LIMITS,
     PAGE_NOINDEX_CHOICES,
     TABLE,
@@ -45,12 +38,19 @@ from .setting_table import (
     unknown,
     value,
 )
-from .setting_values import (
+from scrapy_robotrules.crawl.setting_values import (
     MAX_RETRY_DELAY,
     USAGE_PURPOSES,
     RobotRulesSettingError,
     as_agent,
 )
+from scrapy_robotrules.engine.agents import TOKEN, AgentMatch, product_token
+from scrapy_robotrules.engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE
+from scrapy_robotrules.engine.index.automata import DEFAULT_AUTOMATON_BYTES
+from scrapy_robotrules.engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
+from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, Precedence
+from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES
 
 if TYPE_CHECKING:
     from scrapy import Spider

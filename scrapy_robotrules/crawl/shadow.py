@@ -20,19 +20,19 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
-from ..engine.decision import Decision
-from .audit import AuditTrail
-from .exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
-from .reporting import shown
+from scrapy_robotrules.crawl.audit import AuditTrail
+from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
+from scrapy_robotrules.crawl.reporting import shown
+from scrapy_robotrules.engine.decision import Decision
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-    from ..engine.database import RobotRules
-    from .operator_config import OperatorConfig
-    from .policy import SitePolicies
-    from .reporting import Reporter
+    from scrapy_robotrules.crawl.operator_config import OperatorConfig
+    from scrapy_robotrules.crawl.policy import SitePolicies
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.engine.database import RobotRules
 
 __all__ = ["SHADOWED", "Verdicts"]
 

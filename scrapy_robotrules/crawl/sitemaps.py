@@ -22,19 +22,19 @@ from scrapy.spiders import SitemapSpider
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
-from ..engine.fetch_policy import Outcome
-from . import compat, signals
-from .carried import origin_for
-from .reporting import logger
-from .setting_table import value
+from scrapy_robotrules.crawl import compat, signals
+from scrapy_robotrules.crawl.carried import origin_for
+from scrapy_robotrules.crawl.reporting import logger
+from scrapy_robotrules.crawl.setting_table import value
+from scrapy_robotrules.engine.fetch_policy import Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from scrapy.crawler import Crawler
 
-    from ..engine.robotstxt import RobotsTxt
-    from .manager import RobotsManager
+    from scrapy_robotrules.crawl.manager import RobotsManager
+    from scrapy_robotrules.engine.robotstxt import RobotsTxt
 
 __all__ = ["ANSWERED", "Sitemaps"]
 

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import compat
-from .carried import SENT_BACK, origin_for
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.carried import SENT_BACK, origin_for
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-    from .fetches import Fetches
+    from scrapy_robotrules.crawl.fetches import Fetches
 
 __all__ = ["OWN_FETCHES", "SlotWait"]
 

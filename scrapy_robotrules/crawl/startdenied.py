@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
-from . import compat
+from scrapy_robotrules.crawl import compat
 
 if TYPE_CHECKING:
     from scrapy import Request

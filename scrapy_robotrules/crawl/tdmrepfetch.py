@@ -33,13 +33,18 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..engine.fetch_policy import Outcome, freshness_lifetime, outcome_for_status, retry_delay
-from ..engine.stores import Record, WeightedLRU
-from ..engine.usage.preferences import TDM, USAGE_REFUSAL, usage_view
-from ..engine.usage.tdmrep import MAX_FILE_BYTES, TDMREP_PATH, TdmRep
-from .content_coding import decode_body, hidden_encoding, response_headers
-from .exceptions import FetchClosing
-from .settings import MAX_RETRY_DELAY
+from scrapy_robotrules.crawl.content_coding import decode_body, hidden_encoding, response_headers
+from scrapy_robotrules.crawl.exceptions import FetchClosing
+from scrapy_robotrules.crawl.settings import MAX_RETRY_DELAY
+from scrapy_robotrules.engine.fetch_policy import (
+    Outcome,
+    freshness_lifetime,
+    outcome_for_status,
+    retry_delay,
+)
+from scrapy_robotrules.engine.stores import Record, WeightedLRU
+from scrapy_robotrules.engine.usage.preferences import TDM, USAGE_REFUSAL, usage_view
+from scrapy_robotrules.engine.usage.tdmrep import MAX_FILE_BYTES, TDMREP_PATH, TdmRep
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,11 +53,11 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from ..engine.robotstxt import Decision
-    from .download import Downloader
-    from .leases import Leases
-    from .reporting import Reporter
-    from .settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.download import Downloader
+    from scrapy_robotrules.crawl.leases import Leases
+    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.engine.robotstxt import Decision
 
 __all__ = ["MAX_DOWNLOAD", "STATS", "TDMREP_REFUSAL", "TdmEntry", "TdmRepFiles"]
 

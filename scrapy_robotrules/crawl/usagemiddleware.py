@@ -27,8 +27,12 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Headers
 
-from ..engine.urls import origin_of
-from ..engine.usage.preferences import (
+from scrapy_robotrules.crawl.carried import origin_for
+from scrapy_robotrules.crawl.htmlhead import response_metas, says_nothing
+from scrapy_robotrules.crawl.itemverdict import ItemVerdict
+from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.engine.urls import origin_of
+from scrapy_robotrules.engine.usage.preferences import (
     UNKNOWN,
     Statement,
     UsageView,
@@ -37,10 +41,6 @@ from ..engine.usage.preferences import (
     robots_statements,
     usage_view,
 )
-from .carried import origin_for
-from .htmlhead import response_metas, says_nothing
-from .itemverdict import ItemVerdict
-from .manager import RobotsManager
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
-from .agents import product_token
-from .changes import FileChange
-from .fetch_policy import Outcome
-from .robotstxt import Decision
+from scrapy_robotrules.engine.agents import product_token
+from scrapy_robotrules.engine.changes import FileChange
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robotstxt import Decision
 
 __all__ = [
     "DECISIONS",

@@ -17,10 +17,10 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from .. import __version__
-from .agents import AGENT_MATCH_STYLES, TOKEN
-from .lint import doubts, lint
-from .operator_cli import (
+from scrapy_robotrules import __version__
+from scrapy_robotrules.engine.agents import AGENT_MATCH_STYLES, TOKEN
+from scrapy_robotrules.engine.lint import doubts, lint
+from scrapy_robotrules.engine.operator_cli import (
     add_archive_command,
     add_audit_command,
     add_builtin_option,
@@ -28,12 +28,17 @@ from .operator_cli import (
     run_audit,
     run_builtin_compare,
 )
-from .page.cli import add_page_command, run_page
-from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
-from .reading import DEFAULT_MAX_SIZE
-from .robotstxt import Decision, RobotsTxt
-from .urls import origin_of, url_problem
-from .usage.preferences import PURPOSES, refuse_purposes, robots_statements, usage_view
+from scrapy_robotrules.engine.page.cli import add_page_command, run_page
+from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.urls import origin_of, url_problem
+from scrapy_robotrules.engine.usage.preferences import (
+    PURPOSES,
+    refuse_purposes,
+    robots_statements,
+    usage_view,
+)
 
 __all__ = ["main"]
 

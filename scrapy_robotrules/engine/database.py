@@ -18,15 +18,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from .agents import TOKEN, AgentMatch, check_agent_match
-from .audit import sha256_of
-from .fetch_policy import DEFAULT_MAX_AGE, Outcome
-from .index.automata import set_automaton_bytes
-from .precedence import MOST_SPECIFIC, Precedence, check_precedence
-from .reading import DEFAULT_MAX_SIZE
-from .robotstxt import Decision, RobotsTxt
-from .stores import DEFAULT_CACHE_BYTES, Entry, MemoryStore, RulesStore, open_store
-from .urls import origin_of
+from scrapy_robotrules.engine.agents import TOKEN, AgentMatch, check_agent_match
+from scrapy_robotrules.engine.audit import sha256_of
+from scrapy_robotrules.engine.fetch_policy import DEFAULT_MAX_AGE, Outcome
+from scrapy_robotrules.engine.index.automata import set_automaton_bytes
+from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, Precedence, check_precedence
+from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.stores import (
+    DEFAULT_CACHE_BYTES,
+    Entry,
+    MemoryStore,
+    RulesStore,
+    open_store,
+)
+from scrapy_robotrules.engine.urls import origin_of
 
 __all__ = ["RobotRules"]
 

@@ -17,19 +17,19 @@ from itertools import compress
 from operator import itemgetter
 from typing import Any, NamedTuple, cast
 
-from .agents import group_token
-from .directives import (
+from scrapy_robotrules.engine.agents import group_token
+from scrapy_robotrules.engine.directives import (
     RequestRate,
     UtcWindow,
     parse_crawl_delay,
     parse_request_rate,
     parse_window,
 )
-from .index import ManyStars, StarRules, WildRule
-from .index.columns import cut_starred, needs_cutting, no_many
-from .patterns import Pattern, compile_matcher, resolve_value, simple_values
-from .precedence import PlainRules, rule_code
-from .reading import (
+from scrapy_robotrules.engine.index import ManyStars, StarRules, WildRule
+from scrapy_robotrules.engine.index.columns import cut_starred, needs_cutting, no_many
+from scrapy_robotrules.engine.patterns import Pattern, compile_matcher, resolve_value, simple_values
+from scrapy_robotrules.engine.precedence import PlainRules, rule_code
+from scrapy_robotrules.engine.reading import (
     KEY_NAMES,
     MEMBER_FIELDS,
     RawGroup,

@@ -20,11 +20,17 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from .audit import AuditSummary, read_lines, sha256_of, summarise
-from .precedence import MOST_SPECIFIC, PRECEDENCE_MODES
-from .robotstxt import Decision, RobotsTxt
-from .stores import KEEP_ARCHIVE, StoreError, open_backend, redact_url, store_kind
-from .stores.naming import sqlite_path
+from scrapy_robotrules.engine.audit import AuditSummary, read_lines, sha256_of, summarise
+from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.stores import (
+    KEEP_ARCHIVE,
+    StoreError,
+    open_backend,
+    redact_url,
+    store_kind,
+)
+from scrapy_robotrules.engine.stores.naming import sqlite_path
 
 __all__ = [
     "add_archive_command",

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import re
 
-from .urls import KEEP, normalize, normalize_all, origin_of, url_path_and_query
+from scrapy_robotrules.engine.urls import (
+    KEEP,
+    normalize,
+    normalize_all,
+    origin_of,
+    url_path_and_query,
+)
 
 __all__ = ["Pattern", "compile_matcher", "resolve_value", "simple_values"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from . import bounded
+from scrapy_robotrules.engine import bounded
 
 __all__ = ["SETTING", "PinError", "Pins", "parse_pins"]
 

@@ -25,13 +25,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
-from . import bounded
-from .agents import AGENT_MATCH_STYLES, AgentMatch, product_token
-from .fetch_policy import UNAUTHORIZED_CHOICES
-from .precedence import PRECEDENCE_MODES, Precedence
-from .reading import DEFAULT_MAX_SIZE
-from .robotstxt import RobotsTxt
-from .urls import origin_of
+from scrapy_robotrules.engine import bounded
+from scrapy_robotrules.engine.agents import AGENT_MATCH_STYLES, AgentMatch, product_token
+from scrapy_robotrules.engine.fetch_policy import UNAUTHORIZED_CHOICES
+from scrapy_robotrules.engine.precedence import PRECEDENCE_MODES, Precedence
+from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.urls import origin_of
 
 __all__ = [
     "DELAY_ACTIONS",

@@ -16,8 +16,8 @@ from array import array
 from itertools import accumulate
 from typing import NamedTuple
 
-from .possessive import compile_possessive
-from .urls import RESERVED, UNRESERVED
+from scrapy_robotrules.engine.possessive import compile_possessive
+from scrapy_robotrules.engine.urls import RESERVED, UNRESERVED
 
 __all__ = [
     "BLANKS",

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from itertools import compress
 from urllib.parse import urljoin
 
-from .agents import (
+from scrapy_robotrules.engine.agents import (
     TOKEN,
     WILDCARD,
     AgentMatch,
@@ -29,12 +29,12 @@ from .agents import (
     product_token,
     select,
 )
-from .decision import Decision, is_robots_path
-from .directives import RequestRate, UtcWindow
-from .groups import AgentLine, Extras, Group, read_rules
-from .index import RuleIndex
-from .patterns import Pattern
-from .precedence import (
+from scrapy_robotrules.engine.decision import Decision, is_robots_path
+from scrapy_robotrules.engine.directives import RequestRate, UtcWindow
+from scrapy_robotrules.engine.groups import AgentLine, Extras, Group, read_rules
+from scrapy_robotrules.engine.index import RuleIndex
+from scrapy_robotrules.engine.patterns import Pattern
+from scrapy_robotrules.engine.precedence import (
     MOST_SPECIFIC,
     NO_RULE,
     Precedence,
@@ -43,7 +43,7 @@ from .precedence import (
     code_line,
     strategy_for,
 )
-from .reading import (
+from scrapy_robotrules.engine.reading import (
     DEFAULT_MAX_SIZE,
     FileLayout,
     RawGroup,
@@ -52,8 +52,13 @@ from .reading import (
     read_bytes,
     read_layout,
 )
-from .signal_lines import License, license_lines, resolve_licenses, usage_lines
-from .urls import request_path
+from scrapy_robotrules.engine.signal_lines import (
+    License,
+    license_lines,
+    resolve_licenses,
+    usage_lines,
+)
+from scrapy_robotrules.engine.urls import request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "License", "RobotsTxt", "Rule", "is_robots_path"]
 

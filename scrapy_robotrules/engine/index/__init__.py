@@ -10,8 +10,8 @@ rule wins is not decided here: :mod:`..precedence` says it.
 
 from __future__ import annotations
 
-from .columns import ManyStars, StarRules
-from .rules import RuleIndex
-from .wildcards import WildRule
+from scrapy_robotrules.engine.index.columns import ManyStars, StarRules
+from scrapy_robotrules.engine.index.rules import RuleIndex
+from scrapy_robotrules.engine.index.wildcards import WildRule
 
 __all__ = ["ManyStars", "RuleIndex", "StarRules", "WildRule"]

@@ -14,12 +14,12 @@ from __future__ import annotations
 from array import array
 from typing import Protocol
 
-from ..patterns import Pattern
-from ..precedence import PrecedenceStrategy
-from .automata import automata
-from .columns import ENDS, FIND
-from .pieces import Found
-from .runs import Runs
+from scrapy_robotrules.engine.index.automata import automata
+from scrapy_robotrules.engine.index.columns import ENDS, FIND
+from scrapy_robotrules.engine.index.pieces import Found
+from scrapy_robotrules.engine.index.runs import Runs
+from scrapy_robotrules.engine.patterns import Pattern
+from scrapy_robotrules.engine.precedence import PrecedenceStrategy
 
 __all__ = ["Floods"]
 

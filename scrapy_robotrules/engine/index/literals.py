@@ -30,15 +30,15 @@ from itertools import compress, filterfalse
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from ..patterns import Pattern
-from ..precedence import PrecedenceStrategy
-from .automata import AUTOMATON_BYTES_PER_CHAR, automata
-from .columns import ENDS, FIND
-from .floods import Floods
-from .pieces import Found, read, split
-from .prefixes import ROOT, SLASH, prefix_ids
-from .runs import Runs, finder, periodic_needles, unary_needles
-from .windows import Windows, by_text
+from scrapy_robotrules.engine.index.automata import AUTOMATON_BYTES_PER_CHAR, automata
+from scrapy_robotrules.engine.index.columns import ENDS, FIND
+from scrapy_robotrules.engine.index.floods import Floods
+from scrapy_robotrules.engine.index.pieces import Found, read, split
+from scrapy_robotrules.engine.index.prefixes import ROOT, SLASH, prefix_ids
+from scrapy_robotrules.engine.index.runs import Runs, finder, periodic_needles, unary_needles
+from scrapy_robotrules.engine.index.windows import Windows, by_text
+from scrapy_robotrules.engine.patterns import Pattern
+from scrapy_robotrules.engine.precedence import PrecedenceStrategy
 
 __all__ = ["AUTOMATON_MIN", "FLOOD_REPORTS", "ROOT", "SLASH", "Literals"]
 

@@ -15,12 +15,18 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 
-from ..patterns import Pattern
-from ..precedence import NO_RANK, NO_RULE, PlainRules, PrecedenceStrategy, rule_code
-from .columns import ENDS, FIND, ManyStars, StarRules
-from .literals import AUTOMATON_MIN, Literals
-from .prefixes import PrefixSet
-from .wildcards import Bucketed, WildRule, shape_of
+from scrapy_robotrules.engine.index.columns import ENDS, FIND, ManyStars, StarRules
+from scrapy_robotrules.engine.index.literals import AUTOMATON_MIN, Literals
+from scrapy_robotrules.engine.index.prefixes import PrefixSet
+from scrapy_robotrules.engine.index.wildcards import Bucketed, WildRule, shape_of
+from scrapy_robotrules.engine.patterns import Pattern
+from scrapy_robotrules.engine.precedence import (
+    NO_RANK,
+    NO_RULE,
+    PlainRules,
+    PrecedenceStrategy,
+    rule_code,
+)
 
 _TWICE = (2).__mul__
 _LINES = operator.itemgetter(0)  # StarRules.lines, ManyStars.lines

@@ -16,9 +16,17 @@ from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import itemgetter
 
-from ..patterns import Pattern
-from ..precedence import PrecedenceStrategy, rule_code
-from .columns import ALWAYS, ENDS, EXACT, FIND, GENERAL, ManyStars, StarRules
+from scrapy_robotrules.engine.index.columns import (
+    ALWAYS,
+    ENDS,
+    EXACT,
+    FIND,
+    GENERAL,
+    ManyStars,
+    StarRules,
+)
+from scrapy_robotrules.engine.patterns import Pattern
+from scrapy_robotrules.engine.precedence import PrecedenceStrategy, rule_code
 
 __all__ = [
     "Bucketed",

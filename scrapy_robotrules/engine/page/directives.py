@@ -23,8 +23,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ..agents import TOKEN, WILDCARD, AgentMatch, group_token, product_token, select
-from .dates import parse_date
+from scrapy_robotrules.engine.agents import (
+    TOKEN,
+    WILDCARD,
+    AgentMatch,
+    group_token,
+    product_token,
+    select,
+)
+from scrapy_robotrules.engine.page.dates import parse_date
 
 __all__ = [
     "HEADER",

@@ -11,11 +11,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..reading import DEFAULT_MAX_SIZE
-from .cache import CachedStore
-from .interface import KEEP_ARCHIVE, KEEP_STALE, Backend, Entry, Record, RulesStore, StoreError
-from .memory import DEFAULT_CACHE_BYTES, MemoryStore, WeightedLRU
-from .naming import STORE_SCHEMES, redact_url, sqlite_path, store_kind
+from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.stores.cache import CachedStore
+from scrapy_robotrules.engine.stores.interface import (
+    KEEP_ARCHIVE,
+    KEEP_STALE,
+    Backend,
+    Entry,
+    Record,
+    RulesStore,
+    StoreError,
+)
+from scrapy_robotrules.engine.stores.memory import DEFAULT_CACHE_BYTES, MemoryStore, WeightedLRU
+from scrapy_robotrules.engine.stores.naming import (
+    STORE_SCHEMES,
+    redact_url,
+    sqlite_path,
+    store_kind,
+)
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
@@ -45,11 +58,11 @@ def open_backend(url: str, *, timeout: float = 1.0) -> Backend:
     """
     kind = store_kind(url)
     if kind == "sqlite":
-        from .sqlite import SQLiteBackend
+        from scrapy_robotrules.engine.stores.sqlite import SQLiteBackend
 
         return SQLiteBackend(sqlite_path(url), timeout=timeout)
     if kind == "redis":
-        from .redis import RedisBackend
+        from scrapy_robotrules.engine.stores.redis import RedisBackend
 
         return RedisBackend(url, timeout=timeout)
     raise ValueError("the memory store has no backend")

@@ -22,12 +22,12 @@ from contextlib import suppress
 from functools import partial
 from typing import TypeVar
 
-from ..audit import sha256_of
-from ..fetch_policy import Outcome
-from ..reading import DEFAULT_MAX_SIZE
-from ..robotstxt import RobotsTxt
-from .interface import Backend, Entry, Record, StoreError
-from .memory import DEFAULT_CACHE_BYTES, MemoryStore
+from scrapy_robotrules.engine.audit import sha256_of
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.stores.interface import Backend, Entry, Record, StoreError
+from scrapy_robotrules.engine.stores.memory import DEFAULT_CACHE_BYTES, MemoryStore
 
 __all__ = ["CachedStore"]
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
-from ..agents import AgentMatch
-from ..fetch_policy import Outcome
-from ..precedence import Precedence
-from ..robotstxt import Decision, RobotsTxt, is_robots_path
-from ..urls import request_path
+from scrapy_robotrules.engine.agents import AgentMatch
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.precedence import Precedence
+from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt, is_robots_path
+from scrapy_robotrules.engine.urls import request_path
 
 __all__ = ["KEEP_ARCHIVE", "KEEP_STALE", "Backend", "Entry", "Record", "RulesStore", "StoreError"]
 

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
-from .interface import Entry
+from scrapy_robotrules.engine.stores.interface import Entry
 
 __all__ = ["DEFAULT_CACHE_BYTES", "MemoryStore", "WeightedLRU"]
 

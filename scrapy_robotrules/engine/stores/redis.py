@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..fetch_policy import Outcome
-from .interface import KEEP_ARCHIVE, KEEP_STALE, Record, StoreError
-from .naming import redact_url
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.stores.interface import KEEP_ARCHIVE, KEEP_STALE, Record, StoreError
+from scrapy_robotrules.engine.stores.naming import redact_url
 
 try:
     import redis

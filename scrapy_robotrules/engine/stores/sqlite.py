@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from ..fetch_policy import Outcome
-from .interface import KEEP_ARCHIVE, KEEP_STALE, Record, StoreError
+from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.stores.interface import KEEP_ARCHIVE, KEEP_STALE, Record, StoreError
 
 __all__ = ["SQLiteBackend"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .structured import MAX_MEMBERS, MAX_VALUE_CHARS, parse_dictionary
-from .vocabulary import (
+from scrapy_robotrules.engine.usage.structured import MAX_MEMBERS, MAX_VALUE_CHARS, parse_dictionary
+from scrapy_robotrules.engine.usage.vocabulary import (
     CONTENT_SIGNAL,
     CONTENT_USAGE,
     HEADER,

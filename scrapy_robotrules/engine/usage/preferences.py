@@ -24,13 +24,13 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ..agents import select
-from ..patterns import Pattern, compile_matcher
-from ..signal_lines import License
-from ..urls import request_path
-from .headers import header_statements, read_headers
-from .structured import parse_dictionary
-from .vocabulary import (
+from scrapy_robotrules.engine.agents import select
+from scrapy_robotrules.engine.patterns import Pattern, compile_matcher
+from scrapy_robotrules.engine.signal_lines import License
+from scrapy_robotrules.engine.urls import request_path
+from scrapy_robotrules.engine.usage.headers import header_statements, read_headers
+from scrapy_robotrules.engine.usage.structured import parse_dictionary
+from scrapy_robotrules.engine.usage.vocabulary import (
     AI_INPUT,
     AIPREF_DRAFTS,
     ALLOWED,
@@ -53,8 +53,8 @@ from .vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from ..robotstxt import Decision, RobotsTxt
-    from .tdmrep import TdmRep
+    from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+    from scrapy_robotrules.engine.usage.tdmrep import TdmRep
 
 __all__ = [
     "AIPREF_DRAFTS",
@@ -259,7 +259,7 @@ def usage_view(
     page's ``(name, content)`` meta pairs, ``licenses`` the origin's
     robots.txt ``License`` lines (shown with the view).
     """
-    from .tdmrep import tdm_statement
+    from scrapy_robotrules.engine.usage.tdmrep import tdm_statement
 
     all_notes = list(notes)
     tdm_found, policy, tdm_notes = tdm_statement(url, tdm, tdm_headers, metas)

@@ -26,9 +26,16 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..patterns import Pattern, compile_matcher
-from ..urls import request_path
-from .vocabulary import HEADER, META, TDM, TDM_RESERVATION, TDMREP_FILE, Statement
+from scrapy_robotrules.engine.patterns import Pattern, compile_matcher
+from scrapy_robotrules.engine.urls import request_path
+from scrapy_robotrules.engine.usage.vocabulary import (
+    HEADER,
+    META,
+    TDM,
+    TDM_RESERVATION,
+    TDMREP_FILE,
+    Statement,
+)
 
 __all__ = ["MAX_FILE_BYTES", "MAX_RULES", "TDMREP_PATH", "TdmRep", "TdmRule", "tdm_statement"]
 

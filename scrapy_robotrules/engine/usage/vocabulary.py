@@ -17,7 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .structured import MAX_MEMBERS, MAX_VALUE_CHARS, Token, parse_dictionary
+from scrapy_robotrules.engine.usage.structured import (
+    MAX_MEMBERS,
+    MAX_VALUE_CHARS,
+    Token,
+    parse_dictionary,
+)
 
 __all__ = [
     "AIPREF_DRAFTS",
