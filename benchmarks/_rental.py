@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine.index import windows
+from scrapy_robotrules.engine.robots.hostile import windows
 
 WAYS = ("rent or buy", "dict only", "automaton only")
 _ALNUM = string.ascii_letters + string.digits

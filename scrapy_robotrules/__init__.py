@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_robotrules.engine.agents import AgentMatch
-from scrapy_robotrules.engine.database import RobotRules
-from scrapy_robotrules.engine.directives import RequestRate, UtcWindow
-from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.index.automata import set_automaton_bytes
+from scrapy_robotrules.engine.operator_tools.site_policies import PolicyError
 from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
-from scrapy_robotrules.engine.policies import PolicyError
-from scrapy_robotrules.engine.precedence import Precedence
-from scrapy_robotrules.engine.robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
-from scrapy_robotrules.engine.signal_lines import License
+from scrapy_robotrules.engine.robots.agents import AgentMatch
+from scrapy_robotrules.engine.robots.database import RobotRules
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
+from scrapy_robotrules.engine.robots.hostile.automata import set_automaton_bytes
+from scrapy_robotrules.engine.robots.pacing_lines import RequestRate, UtcWindow
+from scrapy_robotrules.engine.robots.precedence import Precedence
+from scrapy_robotrules.engine.robots.robotstxt import AgentLine, Decision, Group, RobotsTxt, Rule
+from scrapy_robotrules.engine.robots.signal_lines import License
 from scrapy_robotrules.engine.stores import (
     CachedStore,
     Entry,

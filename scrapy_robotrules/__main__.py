@@ -1,5 +1,5 @@
 """``python -m scrapy_robotrules``: the ``robotrules`` command line."""
 
-from scrapy_robotrules.engine.cli import run
+from scrapy_robotrules.engine.cli.main import run
 
 run()

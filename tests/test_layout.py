@@ -20,9 +20,10 @@ MAX_LINES = 600
 def test_both_floors_are_found() -> None:
     names = {path.relative_to(PACKAGE).as_posix() for path in MODULES}
     assert {
-        "engine/precedence.py",
-        "engine/robotstxt.py",
-        "engine/index/rules.py",
+        "engine/robots/precedence.py",
+        "engine/robots/robotstxt.py",
+        "engine/robots/rule_index.py",
+        "engine/robots/hostile/literals.py",
         "engine/usage/preferences.py",
         "crawl/manager.py",
         "crawl/middleware.py",
@@ -39,6 +40,17 @@ def test_a_module_is_small_and_says_what_it_holds(path: Path) -> None:
     assert docstring, "a module starts with a docstring saying what it is for"
     # Which SPEC sections it holds, or that it holds none.
     assert "SPEC" in docstring, docstring
+
+
+def test_no_two_modules_share_a_name() -> None:
+    # A name says what a module is for, once: ``audit`` or ``cli`` twice means
+    # a reader must look at the folder to know which one is meant.
+    seen: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name not in ("__init__.py", "__main__.py"):
+            seen.setdefault(path.stem, []).append(path.relative_to(PACKAGE).as_posix())
+    shared = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert not shared, shared
 
 
 def test_the_manager_reaches_no_private_name_of_its_parts() -> None:

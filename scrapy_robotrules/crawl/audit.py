@@ -2,7 +2,7 @@
 
 One JSON line per decided request, one per robots.txt fetch and one per
 file replaced by another, built by
-:mod:`scrapy_robotrules.engine.audit` (which keeps credentials out of them).
+:mod:`scrapy_robotrules.engine.operator_tools.audit_trail` (which keeps credentials out of them).
 The trail goes where Scrapy's feed storages put a feed: a path, ``file://``,
 ``s3://``, ``ftp://``... (``FEED_STORAGES``), chosen and built as Scrapy's
 ``FeedExporter`` does. Lines are handed to a thread a batch at a time, so
@@ -37,7 +37,7 @@ from twisted.internet.defer import Deferred
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.carried import origin_for
 from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError, storage_class
-from scrapy_robotrules.engine.audit import (
+from scrapy_robotrules.engine.operator_tools.audit_trail import (
     SHADOW,
     change_line,
     fetch_line,
@@ -46,7 +46,7 @@ from scrapy_robotrules.engine.audit import (
     text_without_credentials,
     url_without_credentials,
 )
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -56,9 +56,9 @@ if TYPE_CHECKING:
 
     from scrapy_robotrules.crawl.policy import SitePolicies
     from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.engine.changes import FileChange as Change
-    from scrapy_robotrules.engine.database import RobotRules
-    from scrapy_robotrules.engine.robotstxt import Decision
+    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.robots.robotstxt import Decision
+    from scrapy_robotrules.engine.robots.rule_changes import FileChange as Change
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["AuditTrail", "AuditWriter"]

@@ -18,15 +18,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.engine.urls import origin_of
+from scrapy_robotrules.engine.robots.urls import origin_of
 
 if TYPE_CHECKING:
     from scrapy import Request
 
     from scrapy_robotrules.crawl.politeness import Politeness
     from scrapy_robotrules.crawl.tdmrepfetch import TdmRepFiles
-    from scrapy_robotrules.engine.database import RobotRules
-    from scrapy_robotrules.engine.robotstxt import Decision
+    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.robots.robotstxt import Decision
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = [

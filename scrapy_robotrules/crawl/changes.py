@@ -20,9 +20,9 @@ from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_robotrules.crawl import compat, signals
 from scrapy_robotrules.crawl.reporting import logger
-from scrapy_robotrules.engine.changes import FileChange as Change
-from scrapy_robotrules.engine.changes import rule_changes
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
+from scrapy_robotrules.engine.robots.rule_changes import FileChange as Change
+from scrapy_robotrules.engine.robots.rule_changes import rule_changes
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
 
     from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Change", "Changes"]

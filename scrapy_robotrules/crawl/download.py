@@ -27,7 +27,7 @@ from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.content_coding import ACCEPT_ENCODING, ROBOTS_META
 from scrapy_robotrules.crawl.exceptions import FetchClosing
 from scrapy_robotrules.crawl.reporting import ROBOTS_REQUEST, logger
-from scrapy_robotrules.engine.fetch_policy import MAX_REDIRECTS
+from scrapy_robotrules.engine.robots.fetch_outcomes import MAX_REDIRECTS
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 from scrapy_robotrules.crawl.content_coding import decode_body, hidden_encoding, response_headers
 from scrapy_robotrules.crawl.reporting import debug_shown, logger
 from scrapy_robotrules.crawl.settings import MAX_RETRY_DELAY
-from scrapy_robotrules.engine.audit import sha256_of
-from scrapy_robotrules.engine.fetch_policy import (
+from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from scrapy_robotrules.engine.robots.fetch_outcomes import (
     Outcome,
     freshness_lifetime,
     outcome_for_status,
     retry_delay,
 )
-from scrapy_robotrules.engine.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 from scrapy_robotrules.engine.stores import CachedStore
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.policy import SitePolicies
     from scrapy_robotrules.crawl.reporting import Reporter
     from scrapy_robotrules.crawl.settings import RobotRulesConfig
-    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Entries"]

@@ -23,7 +23,7 @@ from scrapy_robotrules.crawl.changes import Changes
 from scrapy_robotrules.crawl.exceptions import FetchClosing
 from scrapy_robotrules.crawl.origins import Origins, OriginState, wake
 from scrapy_robotrules.crawl.reporting import logger
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.reporting import Reporter
     from scrapy_robotrules.crawl.settings import RobotRulesConfig
     from scrapy_robotrules.crawl.tdmrepfetch import TdmRepFiles
-    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Fetches"]

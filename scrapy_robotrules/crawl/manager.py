@@ -73,11 +73,11 @@ from scrapy_robotrules.crawl.settings import RobotRulesConfig, crawl_config
 from scrapy_robotrules.crawl.shadow import Verdicts
 from scrapy_robotrules.crawl.slotwait import SlotWait
 from scrapy_robotrules.crawl.tdmrepfetch import TdmRepFiles
-from scrapy_robotrules.engine.database import RobotRules
-from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt, is_robots_path
+from scrapy_robotrules.engine.robots.database import RobotRules
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
+from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt, is_robots_path
+from scrapy_robotrules.engine.robots.urls import request_path
 from scrapy_robotrules.engine.stores import CachedStore
-from scrapy_robotrules.engine.urls import request_path
 from scrapy_robotrules.engine.usage.preferences import TDM, refuse_purposes
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from scrapy_robotrules.crawl.setting_table import spider_value, value
 from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError, storage_class
-from scrapy_robotrules.engine.audit import ENFORCE
+from scrapy_robotrules.engine.operator_tools.audit_trail import ENFORCE
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
 if TYPE_CHECKING:
     from scrapy import Request

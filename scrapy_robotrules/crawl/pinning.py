@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
     from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.engine.pins import Pins
+    from scrapy_robotrules.engine.operator_tools.pins import Pins
     from scrapy_robotrules.engine.stores import Entry, RulesStore
 
 __all__ = ["SETTING", "Held", "PinHolds"]

@@ -15,15 +15,15 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from scrapy_robotrules.crawl.setting_table import value
-from scrapy_robotrules.engine.decision import Decision
-from scrapy_robotrules.engine.policies import Policies, Policy
+from scrapy_robotrules.engine.operator_tools.site_policies import Policies, Policy
+from scrapy_robotrules.engine.robots.decision import Decision
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.settings import BaseSettings
 
     from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.robots.database import RobotRules
 
 __all__ = ["ACTION_SETTING", "POLICY_COUNTED", "SETTING", "SitePolicies", "adjusted", "named"]
 

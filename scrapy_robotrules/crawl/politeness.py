@@ -24,9 +24,9 @@ from scrapy_robotrules.crawl.carried import origin_for
 from scrapy_robotrules.crawl.policy import SitePolicies
 from scrapy_robotrules.crawl.reporting import logger
 from scrapy_robotrules.crawl.settings import named_for_robots
-from scrapy_robotrules.engine.agents import product_token
-from scrapy_robotrules.engine.delays import site_delay
-from scrapy_robotrules.engine.policies import Policies
+from scrapy_robotrules.engine.operator_tools.site_delays import site_delay
+from scrapy_robotrules.engine.operator_tools.site_policies import Policies
+from scrapy_robotrules.engine.robots.agents import product_token
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -39,11 +39,11 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.reporting import Reporter
     from scrapy_robotrules.crawl.settings import RobotRulesConfig
     from scrapy_robotrules.crawl.slotwait import SlotWait
-    from scrapy_robotrules.engine.agents import AgentMatch
-    from scrapy_robotrules.engine.database import RobotRules
-    from scrapy_robotrules.engine.directives import RequestRate
-    from scrapy_robotrules.engine.policies import Policy
-    from scrapy_robotrules.engine.robotstxt import RobotsTxt
+    from scrapy_robotrules.engine.operator_tools.site_policies import Policy
+    from scrapy_robotrules.engine.robots.agents import AgentMatch
+    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.robots.pacing_lines import RequestRate
+    from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
     from scrapy_robotrules.engine.stores import CachedStore, Entry
 
 __all__ = ["FLEET_MARGIN", "LATE_SHARE", "MAX_DELAY_JITTER", "MAX_REBOOKINGS", "Politeness"]

@@ -30,15 +30,15 @@ from scrapy_robotrules.crawl.itemverdict import shown_url
 from scrapy_robotrules.crawl.robotparser import RobotParser
 from scrapy_robotrules.crawl.startdenied import DeniedStarts
 from scrapy_robotrules.crawl.tdmrepfetch import TDMREP_REFUSAL
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.usage.preferences import USAGE_REFUSAL
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_robotrules.crawl.audit import AuditTrail
-    from scrapy_robotrules.engine.agents import AgentMatch
-    from scrapy_robotrules.engine.precedence import Precedence
+    from scrapy_robotrules.engine.robots.agents import AgentMatch
+    from scrapy_robotrules.engine.robots.precedence import Precedence
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["BATCHED", "FLUSH_SECONDS", "ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]

@@ -25,9 +25,9 @@ from scrapy.robotstxt import RobotParser as ScrapyRobotParser
 from scrapy.utils.python import to_unicode
 
 from scrapy_robotrules.crawl.settings import RobotRulesConfig, named_for_robots
-from scrapy_robotrules.engine.agents import TOKEN, AgentMatch
-from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, Precedence
-from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.robots.agents import TOKEN, AgentMatch
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, Precedence
+from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11

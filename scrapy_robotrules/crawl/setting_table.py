@@ -48,18 +48,18 @@ from scrapy_robotrules.crawl.setting_values import (
     as_sitemap_rules,
     as_store,
 )
-from scrapy_robotrules.engine.agents import AGENT_MATCH_STYLES, TOKEN
-from scrapy_robotrules.engine.audit import ENFORCE, MODES
-from scrapy_robotrules.engine.fetch_policy import (
+from scrapy_robotrules.engine.operator_tools.audit_trail import ENFORCE, MODES
+from scrapy_robotrules.engine.operator_tools.site_policies import CLAMP, DELAY_ACTIONS
+from scrapy_robotrules.engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
+from scrapy_robotrules.engine.robots.agents import AGENT_MATCH_STYLES, TOKEN
+from scrapy_robotrules.engine.robots.fetch_outcomes import (
     DEFAULT_MAX_AGE,
     DEFAULT_MIN_AGE,
     UNAUTHORIZED_CHOICES,
 )
-from scrapy_robotrules.engine.index.automata import DEFAULT_AUTOMATON_BYTES
-from scrapy_robotrules.engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
-from scrapy_robotrules.engine.policies import CLAMP, DELAY_ACTIONS
-from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
-from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robots.hostile.automata import DEFAULT_AUTOMATON_BYTES
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE
 from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES
 
 if TYPE_CHECKING:

@@ -25,10 +25,15 @@ from urllib.parse import urlparse
 from scrapy.utils.python import without_none_values
 from w3lib.url import file_uri_to_path
 
-from scrapy_robotrules.engine.agents import product_token
-from scrapy_robotrules.engine.audit import url_without_credentials
-from scrapy_robotrules.engine.pins import PinError, Pins, parse_pins
-from scrapy_robotrules.engine.policies import DELAY_ACTIONS, Policies, PolicyError, parse_policies
+from scrapy_robotrules.engine.operator_tools.audit_trail import url_without_credentials
+from scrapy_robotrules.engine.operator_tools.pins import PinError, Pins, parse_pins
+from scrapy_robotrules.engine.operator_tools.site_policies import (
+    DELAY_ACTIONS,
+    Policies,
+    PolicyError,
+    parse_policies,
+)
+from scrapy_robotrules.engine.robots.agents import product_token
 from scrapy_robotrules.engine.stores import redact_url, store_kind
 
 if TYPE_CHECKING:

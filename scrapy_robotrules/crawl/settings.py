@@ -44,12 +44,12 @@ from scrapy_robotrules.crawl.setting_values import (
     RobotRulesSettingError,
     as_agent,
 )
-from scrapy_robotrules.engine.agents import TOKEN, AgentMatch, product_token
-from scrapy_robotrules.engine.fetch_policy import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE
-from scrapy_robotrules.engine.index.automata import DEFAULT_AUTOMATON_BYTES
 from scrapy_robotrules.engine.page.html import DEFAULT_LIMIT as DEFAULT_PAGE_MAX_HTML
-from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, Precedence
-from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robots.agents import TOKEN, AgentMatch, product_token
+from scrapy_robotrules.engine.robots.fetch_outcomes import DEFAULT_MAX_AGE, DEFAULT_MIN_AGE
+from scrapy_robotrules.engine.robots.hostile.automata import DEFAULT_AUTOMATON_BYTES
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, Precedence
+from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE
 from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES
 
 if TYPE_CHECKING:

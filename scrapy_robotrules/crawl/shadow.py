@@ -23,7 +23,7 @@ from scrapy import signals
 from scrapy_robotrules.crawl.audit import AuditTrail
 from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
 from scrapy_robotrules.crawl.reporting import shown
-from scrapy_robotrules.engine.decision import Decision
+from scrapy_robotrules.engine.robots.decision import Decision
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.operator_config import OperatorConfig
     from scrapy_robotrules.crawl.policy import SitePolicies
     from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.engine.database import RobotRules
+    from scrapy_robotrules.engine.robots.database import RobotRules
 
 __all__ = ["SHADOWED", "Verdicts"]
 

@@ -26,7 +26,7 @@ from scrapy_robotrules.crawl import compat, signals
 from scrapy_robotrules.crawl.carried import origin_for
 from scrapy_robotrules.crawl.reporting import logger
 from scrapy_robotrules.crawl.setting_table import value
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_robotrules.crawl.manager import RobotsManager
-    from scrapy_robotrules.engine.robotstxt import RobotsTxt
+    from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 
 __all__ = ["ANSWERED", "Sitemaps"]
 

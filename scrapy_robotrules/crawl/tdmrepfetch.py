@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from scrapy_robotrules.crawl.content_coding import decode_body, hidden_encoding, response_headers
 from scrapy_robotrules.crawl.exceptions import FetchClosing
 from scrapy_robotrules.crawl.settings import MAX_RETRY_DELAY
-from scrapy_robotrules.engine.fetch_policy import (
+from scrapy_robotrules.engine.robots.fetch_outcomes import (
     Outcome,
     freshness_lifetime,
     outcome_for_status,
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.leases import Leases
     from scrapy_robotrules.crawl.reporting import Reporter
     from scrapy_robotrules.crawl.settings import RobotRulesConfig
-    from scrapy_robotrules.engine.robotstxt import Decision
+    from scrapy_robotrules.engine.robots.robotstxt import Decision
 
 __all__ = ["MAX_DOWNLOAD", "STATS", "TDMREP_REFUSAL", "TdmEntry", "TdmRepFiles"]
 

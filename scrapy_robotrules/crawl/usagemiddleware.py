@@ -31,7 +31,7 @@ from scrapy_robotrules.crawl.carried import origin_for
 from scrapy_robotrules.crawl.htmlhead import response_metas, says_nothing
 from scrapy_robotrules.crawl.itemverdict import ItemVerdict
 from scrapy_robotrules.crawl.manager import RobotsManager
-from scrapy_robotrules.engine.urls import origin_of
+from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.usage.preferences import (
     UNKNOWN,
     Statement,

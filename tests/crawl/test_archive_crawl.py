@@ -16,7 +16,7 @@ from helpers.crawling import RecordingSpider, async_test, run_spider
 from helpers.mockserver import MockServer, Reply
 from helpers.variants import OURS, stat
 
-from scrapy_robotrules.engine.audit import sha256_of
+from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
 
 CRAWL_TESTS = True
 

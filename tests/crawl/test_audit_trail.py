@@ -39,7 +39,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy_robotrules.crawl.audit import AuditWriter
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError
-from scrapy_robotrules.engine.audit import sha256_of
+from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
 
 CRAWL_TESTS = True
 

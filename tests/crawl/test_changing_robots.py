@@ -40,7 +40,7 @@ from helpers.variants import (
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch
 from scrapy_robotrules.crawl.signals import robotrules_changed
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.stores import Record, open_backend
 
 CRAWL_TESTS = True

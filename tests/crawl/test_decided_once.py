@@ -33,8 +33,8 @@ import scrapy_robotrules.crawl.manager  # (every module that computes origins)
 from scrapy_robotrules import Addon
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.signals import robotrules_fetched
+from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.stores import Entry
-from scrapy_robotrules.engine.urls import origin_of
 
 CRAWL_TESTS = True
 

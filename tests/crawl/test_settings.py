@@ -30,7 +30,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_robotrules import RobotRulesExtension, RobotRulesMiddleware
 from scrapy_robotrules.crawl.settings import DEFAULTS, RobotRulesConfig, RobotRulesSettingError
-from scrapy_robotrules.engine.index.automata import automata, set_automaton_bytes
+from scrapy_robotrules.engine.robots.hostile.automata import automata, set_automaton_bytes
 
 CRAWL_TESTS = True
 

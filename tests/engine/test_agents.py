@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine.agents import group_token, product_token
+from scrapy_robotrules.engine.robots.agents import group_token, product_token
 
 
 @pytest.mark.parametrize(

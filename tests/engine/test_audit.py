@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_robotrules.engine.audit import (
+from scrapy_robotrules.engine.operator_tools.audit_trail import (
     MAX_LINE,
     fetch_line,
     read_lines,
@@ -18,7 +18,7 @@ from scrapy_robotrules.engine.audit import (
     text_without_credentials,
     url_without_credentials,
 )
-from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt
 
 BODY = b"User-agent: *\nAllow: /public\nDisallow: /private\nDisallow: /tmp\n"
 SECRET = "s3cret-pw"

@@ -30,11 +30,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import MemoryStore, Precedence, RobotRules, RobotsTxt
-from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.index import literals, windows
-from scrapy_robotrules.engine.patterns import Pattern
-from scrapy_robotrules.engine.precedence import AllowFirst, FirstMatch, MostSpecific
-from scrapy_robotrules.engine.robotstxt import Group
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
+from scrapy_robotrules.engine.robots.hostile import literals, windows
+from scrapy_robotrules.engine.robots.patterns import Pattern
+from scrapy_robotrules.engine.robots.precedence import AllowFirst, FirstMatch, MostSpecific
+from scrapy_robotrules.engine.robots.robotstxt import Group
 from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES, Entry
 
 RULES = 24_380

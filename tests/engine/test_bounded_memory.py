@@ -18,17 +18,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine import groups, patterns
-from scrapy_robotrules.engine.index import automata as automata_module
-from scrapy_robotrules.engine.index import literals
-from scrapy_robotrules.engine.index.automata import (
+from scrapy_robotrules.engine.robots import groups, patterns
+from scrapy_robotrules.engine.robots.hostile import automata as automata_module
+from scrapy_robotrules.engine.robots.hostile import literals
+from scrapy_robotrules.engine.robots.hostile.automata import (
     AUTOMATON_BYTES_PER_CHAR,
     AutomatonCache,
     set_automaton_bytes,
 )
-from scrapy_robotrules.engine.index.literals import NEEDLE
-from scrapy_robotrules.engine.index.windows import WINDOWS
-from scrapy_robotrules.engine.urls import normalize, normalize_all
+from scrapy_robotrules.engine.robots.hostile.literals import NEEDLE
+from scrapy_robotrules.engine.robots.hostile.windows import WINDOWS
+from scrapy_robotrules.engine.robots.urls import normalize, normalize_all
 
 RULES = 2_000
 ALNUM = string.ascii_letters + string.digits

@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine import groups
-from scrapy_robotrules.engine.index.columns import StarRules, cut_starred
-from scrapy_robotrules.engine.index.wildcards import shape_of
-from scrapy_robotrules.engine.patterns import Pattern, compile_matcher
-from scrapy_robotrules.engine.reading import member_columns
+from scrapy_robotrules.engine.robots import groups
+from scrapy_robotrules.engine.robots.patterns import Pattern, compile_matcher
+from scrapy_robotrules.engine.robots.reading import member_columns
+from scrapy_robotrules.engine.robots.star_columns import StarRules, cut_starred
+from scrapy_robotrules.engine.robots.wildcards import shape_of
 
 
 def many_star_file(count: int) -> bytes:

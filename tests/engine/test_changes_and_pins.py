@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_robotrules.engine.audit import change_line, summarise
-from scrapy_robotrules.engine.changes import FileChange, rule_changes
-from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.operator_cli import report
-from scrapy_robotrules.engine.pins import PinError, parse_pins
-from scrapy_robotrules.engine.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.cli.operator_commands import report
+from scrapy_robotrules.engine.operator_tools.audit_trail import change_line, summarise
+from scrapy_robotrules.engine.operator_tools.pins import PinError, parse_pins
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
+from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.robots.rule_changes import FileChange, rule_changes
 from scrapy_robotrules.engine.stores import CachedStore, Entry, Record
 from scrapy_robotrules.engine.stores.sqlite import SQLiteBackend
 

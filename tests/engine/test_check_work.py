@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine import groups, reading, robotstxt, signal_lines, urls
-from scrapy_robotrules.engine.agents import select
-from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
-from scrapy_robotrules.engine.reading import member_columns
+from scrapy_robotrules.engine.robots import groups, reading, robotstxt, signal_lines, urls
+from scrapy_robotrules.engine.robots.agents import select
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.robots.reading import member_columns
 
 
 def python_calls(call: Callable[[], Any]) -> list[str]:

@@ -14,7 +14,7 @@ from helpers import REPO_ROOT
 from helpers.cli import run
 
 import scrapy_robotrules
-from scrapy_robotrules.engine.cli import main
+from scrapy_robotrules.engine.cli.main import main
 
 ROBOTS = """\
 User-agent: *

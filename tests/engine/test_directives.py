@@ -7,7 +7,11 @@ import datetime as dt
 import pytest
 
 from scrapy_robotrules import RequestRate, RobotsTxt, UtcWindow
-from scrapy_robotrules.engine.directives import parse_crawl_delay, parse_request_rate, parse_window
+from scrapy_robotrules.engine.robots.pacing_lines import (
+    parse_crawl_delay,
+    parse_request_rate,
+    parse_window,
+)
 
 UTC = dt.timezone.utc
 

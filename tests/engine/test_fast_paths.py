@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import AgentMatch, Precedence, RobotsTxt
-from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
-from scrapy_robotrules.engine.urls import request_path
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.robots.urls import request_path
 
 FAST = settings(
     max_examples=300 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow]

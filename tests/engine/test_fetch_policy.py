@@ -7,7 +7,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from scrapy_robotrules.engine.fetch_policy import (
+from scrapy_robotrules.engine.robots.fetch_outcomes import (
     DEFAULT_MAX_AGE,
     DEFAULT_MIN_AGE,
     MAX_REDIRECTS,

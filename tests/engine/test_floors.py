@@ -61,10 +61,10 @@ def test_no_engine_module_imports_scrapy_or_the_crawl_layer(path: Path) -> None:
 
 def test_the_reader_sees_relative_and_late_imports() -> None:
     text = (
-        "from ...crawl import compat\nfrom ..urls import origin_of\ndef f():\n    import scrapy\n"
+        "from ...crawl import compat\nfrom ..usage.tdmrep import x\ndef f():\n    import scrapy\n"
     )
     names = imported_names(text, ["scrapy_robotrules", "engine", "stores"])
-    assert names == {"scrapy_robotrules.crawl", "scrapy_robotrules.engine.urls", "scrapy"}
+    assert names == {"scrapy_robotrules.crawl", "scrapy_robotrules.engine.usage.tdmrep", "scrapy"}
     assert outside_the_engine(names) == {"scrapy_robotrules.crawl", "scrapy"}
 
 

@@ -13,9 +13,9 @@ from helpers.cli import run
 from helpers.corpus_subset import load
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine.lint import Finding, doubts, lint
-from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE, read_bytes
-from scrapy_robotrules.engine.signal_lines import license_lines
+from scrapy_robotrules.engine.robots.lint import Finding, doubts, lint
+from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE, read_bytes
+from scrapy_robotrules.engine.robots.signal_lines import license_lines
 
 FILE = (
     b"Disallow: /early\n"  # 1: before any User-agent line

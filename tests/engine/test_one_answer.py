@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from scrapy_robotrules import Decision, Entry, Outcome, Precedence, RobotsTxt
-from scrapy_robotrules.engine.precedence import NO_RULE, PRECEDENCE_MODES, rule_code
+from scrapy_robotrules.engine.robots.precedence import NO_RULE, PRECEDENCE_MODES, rule_code
 
 CONTENT = "User-agent: *\nDisallow: /a\nAllow: /b\nDisallow: /*.php\n"
 URLS = ("/a", "/b", "/x.php", "/c", "/robots.txt", "/robots.txt?x=1", "https://e.com/a?q")

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from helpers.cli import run
 
-from scrapy_robotrules.engine.audit import fetch_line, request_line, sha256_of
-from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.operator_tools.audit_trail import fetch_line, request_line, sha256_of
+from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt
 
 BODY = b"User-agent: *\nDisallow: /private\nDisallow: /tmp\n"
 T0 = 1_800_000_000.0

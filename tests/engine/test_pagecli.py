@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers.cli import run
 
-from scrapy_robotrules.engine.page.cli import read_saved_response
+from scrapy_robotrules.engine.cli.page_commands import read_saved_response
 
 SAVED = (
     b"HTTP/1.1 301 Moved Permanently\r\nLocation: /page\r\n\r\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scrapy_robotrules import Precedence, RobotsTxt
-from scrapy_robotrules.engine.patterns import Pattern
-from scrapy_robotrules.engine.urls import normalize, origin_of, request_path
+from scrapy_robotrules.engine.robots.patterns import Pattern
+from scrapy_robotrules.engine.robots.urls import normalize, origin_of, request_path
 
 
 def disallowed(pattern: str, url: str, robots_url: str | None = None) -> bool:

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from scrapy_robotrules.engine.delays import DelayVerdict, site_delay
-from scrapy_robotrules.engine.policies import (
+from scrapy_robotrules.engine.operator_tools.site_delays import DelayVerdict, site_delay
+from scrapy_robotrules.engine.operator_tools.site_policies import (
     FIELDS,
     MAX_POLICIES,
     Policies,

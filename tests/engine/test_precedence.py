@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_robotrules import Precedence, RobotRules, RobotsTxt
-from scrapy_robotrules.engine.precedence import rule_code, strategy_for
+from scrapy_robotrules.engine.robots.precedence import rule_code, strategy_for
 
 MODES: tuple[Precedence, ...] = ("most-specific", "first-match", "allow-first")
 

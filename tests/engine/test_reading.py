@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE
 
 
 def rule_of(content: str | bytes, url: str, agent: str = "bot") -> tuple[str, str, int] | None:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_robotrules.engine.audit import fetch_line
-from scrapy_robotrules.engine.cli import main
-from scrapy_robotrules.engine.robotstxt import License, RobotsTxt
-from scrapy_robotrules.engine.signal_lines import MAX_LICENSES
+from scrapy_robotrules.engine.cli.main import main
+from scrapy_robotrules.engine.operator_tools.audit_trail import fetch_line
+from scrapy_robotrules.engine.robots.robotstxt import License, RobotsTxt
+from scrapy_robotrules.engine.robots.signal_lines import MAX_LICENSES
 from scrapy_robotrules.engine.usage.preferences import (
     AIPREF_DRAFTS,
     ALLOWED,

@@ -17,7 +17,7 @@ from helpers.redisserver import RedisServer, free_port
 from helpers.turns import Turn, assert_turns_apart
 
 from scrapy_robotrules import RobotRules
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.stores import (
     Backend,
     CachedStore,
@@ -313,7 +313,7 @@ class TestCachedStore:
 
 
 def _entry(outcome: Outcome, fetched_at: float, fresh_until: float) -> Entry:
-    from scrapy_robotrules.engine.robotstxt import RobotsTxt
+    from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 
     robots = RobotsTxt.parse(b"") if outcome is Outcome.RULES else None
     return Entry(ORIGIN, outcome, robots, fetched_at=fetched_at, fresh_until=fresh_until)

@@ -10,10 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine.index import RuleIndex
-from scrapy_robotrules.engine.index.prefixes import PrefixSet
-from scrapy_robotrules.engine.patterns import Pattern
-from scrapy_robotrules.engine.precedence import (
+from scrapy_robotrules.engine.robots.patterns import Pattern
+from scrapy_robotrules.engine.robots.precedence import (
     NO_RULE,
     PRECEDENCE_MODES,
     AllowFirst,
@@ -26,6 +24,8 @@ from scrapy_robotrules.engine.precedence import (
     rule_code,
     strategy_for,
 )
+from scrapy_robotrules.engine.robots.prefixes import PrefixSet
+from scrapy_robotrules.engine.robots.rule_index import RuleIndex
 
 STRATEGIES = [strategy_for(mode) for mode in PRECEDENCE_MODES]
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine.urls import (
+from scrapy_robotrules.engine.robots.urls import (
     _OCTET_WORK,
     _normalize_long,
     _octets,

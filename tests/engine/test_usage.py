@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_robotrules.engine.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 from scrapy_robotrules.engine.usage.preferences import (
     ALLOWED,
     DISALLOWED,
@@ -181,7 +181,7 @@ def test_file_with_no_usage_lines_costs_nothing() -> None:
 
 
 def test_usage_lines_are_bounded() -> None:
-    from scrapy_robotrules.engine.signal_lines import MAX_USAGE_LINES
+    from scrapy_robotrules.engine.robots.signal_lines import MAX_USAGE_LINES
 
     robots = "User-agent: *\n" + "Content-Usage: train-ai=n\n" * (MAX_USAGE_LINES + 10)
     assert len(RobotsTxt.parse(robots).usage_lines) == MAX_USAGE_LINES

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine.index import literals, windows
-from scrapy_robotrules.engine.index.automata import AutomatonCache
-from scrapy_robotrules.engine.index.pieces import Found
+from scrapy_robotrules.engine.robots.hostile import literals, windows
+from scrapy_robotrules.engine.robots.hostile.automata import AutomatonCache
+from scrapy_robotrules.engine.robots.hostile.pieces import Found
 
 ALNUM = string.ascii_letters + string.digits
 

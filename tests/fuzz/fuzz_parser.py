@@ -18,7 +18,7 @@ import atheris
 
 with atheris.instrument_imports():
     from scrapy_robotrules import AgentMatch, Precedence, RobotsTxt
-    from scrapy_robotrules.engine.urls import (
+    from scrapy_robotrules.engine.robots.urls import (
         _LONG,
         _OCTET_WORK,
         _normalize_long,

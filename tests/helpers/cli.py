@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_robotrules.engine.cli import main
+from scrapy_robotrules.engine.cli.main import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -21,8 +21,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from helpers import DATA_DIR, REPO_ROOT
-from scrapy_robotrules.engine.agents import AgentMatch, check_agent_match
-from scrapy_robotrules.engine.precedence import Precedence, check_precedence
+from scrapy_robotrules.engine.robots.agents import AgentMatch, check_agent_match
+from scrapy_robotrules.engine.robots.precedence import Precedence, check_precedence
 
 FIELD_SEPARATOR = " | "
 EMPTY = "<empty>"

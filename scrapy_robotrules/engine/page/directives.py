@@ -23,7 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from scrapy_robotrules.engine.agents import (
+from scrapy_robotrules.engine.page.dates import parse_date
+from scrapy_robotrules.engine.robots.agents import (
     TOKEN,
     WILDCARD,
     AgentMatch,
@@ -31,7 +32,6 @@ from scrapy_robotrules.engine.agents import (
     product_token,
     select,
 )
-from scrapy_robotrules.engine.page.dates import parse_date
 
 __all__ = [
     "HEADER",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE
 from scrapy_robotrules.engine.stores.cache import CachedStore
 from scrapy_robotrules.engine.stores.interface import (
     KEEP_ARCHIVE,

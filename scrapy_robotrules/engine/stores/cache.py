@@ -22,10 +22,10 @@ from contextlib import suppress
 from functools import partial
 from typing import TypeVar
 
-from scrapy_robotrules.engine.audit import sha256_of
-from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
-from scrapy_robotrules.engine.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
+from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 from scrapy_robotrules.engine.stores.interface import Backend, Entry, Record, StoreError
 from scrapy_robotrules.engine.stores.memory import DEFAULT_CACHE_BYTES, MemoryStore
 

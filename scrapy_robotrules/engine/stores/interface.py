@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
-from scrapy_robotrules.engine.agents import AgentMatch
-from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.precedence import Precedence
-from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt, is_robots_path
-from scrapy_robotrules.engine.urls import request_path
+from scrapy_robotrules.engine.robots.agents import AgentMatch
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
+from scrapy_robotrules.engine.robots.precedence import Precedence
+from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt, is_robots_path
+from scrapy_robotrules.engine.robots.urls import request_path
 
 __all__ = ["KEEP_ARCHIVE", "KEEP_STALE", "Backend", "Entry", "Record", "RulesStore", "StoreError"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.stores.interface import KEEP_ARCHIVE, KEEP_STALE, Record, StoreError
 from scrapy_robotrules.engine.stores.naming import redact_url
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from scrapy_robotrules.engine.fetch_policy import Outcome
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.stores.interface import KEEP_ARCHIVE, KEEP_STALE, Record, StoreError
 
 __all__ = ["SQLiteBackend"]

@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from scrapy_robotrules.engine.agents import select
-from scrapy_robotrules.engine.patterns import Pattern, compile_matcher
-from scrapy_robotrules.engine.signal_lines import License
-from scrapy_robotrules.engine.urls import request_path
+from scrapy_robotrules.engine.robots.agents import select
+from scrapy_robotrules.engine.robots.patterns import Pattern, compile_matcher
+from scrapy_robotrules.engine.robots.signal_lines import License
+from scrapy_robotrules.engine.robots.urls import request_path
 from scrapy_robotrules.engine.usage.headers import header_statements, read_headers
 from scrapy_robotrules.engine.usage.structured import parse_dictionary
 from scrapy_robotrules.engine.usage.vocabulary import (
@@ -53,7 +53,7 @@ from scrapy_robotrules.engine.usage.vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+    from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt
     from scrapy_robotrules.engine.usage.tdmrep import TdmRep
 
 __all__ = [

@@ -26,8 +26,8 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from scrapy_robotrules.engine.patterns import Pattern, compile_matcher
-from scrapy_robotrules.engine.urls import request_path
+from scrapy_robotrules.engine.robots.patterns import Pattern, compile_matcher
+from scrapy_robotrules.engine.robots.urls import request_path
 from scrapy_robotrules.engine.usage.vocabulary import (
     HEADER,
     META,

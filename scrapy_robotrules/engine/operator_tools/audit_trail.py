@@ -23,10 +23,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
-from scrapy_robotrules.engine.agents import product_token
-from scrapy_robotrules.engine.changes import FileChange
-from scrapy_robotrules.engine.fetch_policy import Outcome
-from scrapy_robotrules.engine.robotstxt import Decision
+from scrapy_robotrules.engine.robots.agents import product_token
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
+from scrapy_robotrules.engine.robots.robotstxt import Decision
+from scrapy_robotrules.engine.robots.rule_changes import FileChange
 
 __all__ = [
     "DECISIONS",

@@ -23,7 +23,7 @@ from array import array
 from collections.abc import Iterable
 from itertools import compress, repeat
 
-from scrapy_robotrules.engine.index.pieces import Found
+from scrapy_robotrules.engine.robots.hostile.pieces import Found
 
 __all__ = [
     "BUILD_WINDOWS_PER_CHAR",

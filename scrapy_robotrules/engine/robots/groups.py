@@ -17,19 +17,22 @@ from itertools import compress
 from operator import itemgetter
 from typing import Any, NamedTuple, cast
 
-from scrapy_robotrules.engine.agents import group_token
-from scrapy_robotrules.engine.directives import (
+from scrapy_robotrules.engine.robots.agents import group_token
+from scrapy_robotrules.engine.robots.pacing_lines import (
     RequestRate,
     UtcWindow,
     parse_crawl_delay,
     parse_request_rate,
     parse_window,
 )
-from scrapy_robotrules.engine.index import ManyStars, StarRules, WildRule
-from scrapy_robotrules.engine.index.columns import cut_starred, needs_cutting, no_many
-from scrapy_robotrules.engine.patterns import Pattern, compile_matcher, resolve_value, simple_values
-from scrapy_robotrules.engine.precedence import PlainRules, rule_code
-from scrapy_robotrules.engine.reading import (
+from scrapy_robotrules.engine.robots.patterns import (
+    Pattern,
+    compile_matcher,
+    resolve_value,
+    simple_values,
+)
+from scrapy_robotrules.engine.robots.precedence import PlainRules, rule_code
+from scrapy_robotrules.engine.robots.reading import (
     KEY_NAMES,
     MEMBER_FIELDS,
     RawGroup,
@@ -40,6 +43,14 @@ from scrapy_robotrules.engine.reading import (
     member_columns,
     member_line,
 )
+from scrapy_robotrules.engine.robots.star_columns import (
+    ManyStars,
+    StarRules,
+    cut_starred,
+    needs_cutting,
+    no_many,
+)
+from scrapy_robotrules.engine.robots.wildcards import WildRule
 
 __all__ = ["AgentLine", "Extras", "Group", "GroupRules", "read_rules"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scrapy_robotrules.engine.agents import AgentMatch, product_token
-from scrapy_robotrules.engine.groups import Group
-from scrapy_robotrules.engine.precedence import Precedence, Rule
-from scrapy_robotrules.engine.urls import request_path
+from scrapy_robotrules.engine.robots.agents import AgentMatch, product_token
+from scrapy_robotrules.engine.robots.groups import Group
+from scrapy_robotrules.engine.robots.precedence import Precedence, Rule
+from scrapy_robotrules.engine.robots.urls import request_path
 
 __all__ = ["ROBOTS_PATH", "Decision", "is_robots_path"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from scrapy_robotrules.engine.policies import CLAMP, SKIP, Policy, plain
+from scrapy_robotrules.engine.operator_tools.site_policies import CLAMP, SKIP, Policy, plain
 
 __all__ = ["DelayVerdict", "site_delay"]
 

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 
 from scrapy_robotrules.engine import bounded
-from scrapy_robotrules.engine.agents import AGENT_MATCH_STYLES, AgentMatch, product_token
-from scrapy_robotrules.engine.fetch_policy import UNAUTHORIZED_CHOICES
-from scrapy_robotrules.engine.precedence import PRECEDENCE_MODES, Precedence
-from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
-from scrapy_robotrules.engine.robotstxt import RobotsTxt
-from scrapy_robotrules.engine.urls import origin_of
+from scrapy_robotrules.engine.robots.agents import AGENT_MATCH_STYLES, AgentMatch, product_token
+from scrapy_robotrules.engine.robots.fetch_outcomes import UNAUTHORIZED_CHOICES
+from scrapy_robotrules.engine.robots.precedence import PRECEDENCE_MODES, Precedence
+from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
+from scrapy_robotrules.engine.robots.urls import origin_of
 
 __all__ = [
     "DELAY_ACTIONS",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from scrapy_robotrules.engine.urls import (
+from scrapy_robotrules.engine.robots.urls import (
     KEEP,
     normalize,
     normalize_all,

@@ -17,8 +17,12 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
-from scrapy_robotrules.engine.directives import parse_crawl_delay, parse_request_rate, parse_window
-from scrapy_robotrules.engine.reading import (
+from scrapy_robotrules.engine.robots.pacing_lines import (
+    parse_crawl_delay,
+    parse_request_rate,
+    parse_window,
+)
+from scrapy_robotrules.engine.robots.reading import (
     BLANKS,
     DEFAULT_MAX_SIZE,
     KEY_NAMES,
@@ -28,7 +32,7 @@ from scrapy_robotrules.engine.reading import (
     member_line,
     read_bytes,
 )
-from scrapy_robotrules.engine.signal_lines import license_lines, usage_lines
+from scrapy_robotrules.engine.robots.signal_lines import license_lines, usage_lines
 
 __all__ = ["Finding", "doubts", "lint"]
 

@@ -18,7 +18,7 @@ from functools import partial
 from itertools import accumulate, chain, compress, repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scrapy_robotrules.engine.urls import normalize, normalize_all, normalize_octets
+from scrapy_robotrules.engine.robots.urls import normalize, normalize_all, normalize_octets
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -18,13 +18,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from scrapy_robotrules.engine.agents import TOKEN, AgentMatch, check_agent_match
-from scrapy_robotrules.engine.audit import sha256_of
-from scrapy_robotrules.engine.fetch_policy import DEFAULT_MAX_AGE, Outcome
-from scrapy_robotrules.engine.index.automata import set_automaton_bytes
-from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, Precedence, check_precedence
-from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
-from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from scrapy_robotrules.engine.robots.agents import TOKEN, AgentMatch, check_agent_match
+from scrapy_robotrules.engine.robots.fetch_outcomes import DEFAULT_MAX_AGE, Outcome
+from scrapy_robotrules.engine.robots.hostile.automata import set_automaton_bytes
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, Precedence, check_precedence
+from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.stores import (
     DEFAULT_CACHE_BYTES,
     Entry,
@@ -32,7 +33,6 @@ from scrapy_robotrules.engine.stores import (
     RulesStore,
     open_store,
 )
-from scrapy_robotrules.engine.urls import origin_of
 
 __all__ = ["RobotRules"]
 

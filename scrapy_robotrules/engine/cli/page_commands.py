@@ -16,9 +16,9 @@ import re
 import sys
 from typing import Any, TextIO
 
-from scrapy_robotrules.engine.agents import AGENT_MATCH_STYLES, TOKEN, product_token
 from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
 from scrapy_robotrules.engine.page.html import DEFAULT_LIMIT, head_metas
+from scrapy_robotrules.engine.robots.agents import AGENT_MATCH_STYLES, TOKEN, product_token
 
 __all__ = ["add_page_command", "read_saved_response", "run_page"]
 

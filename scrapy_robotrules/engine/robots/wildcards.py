@@ -16,7 +16,9 @@ from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import itemgetter
 
-from scrapy_robotrules.engine.index.columns import (
+from scrapy_robotrules.engine.robots.patterns import Pattern
+from scrapy_robotrules.engine.robots.precedence import PrecedenceStrategy, rule_code
+from scrapy_robotrules.engine.robots.star_columns import (
     ALWAYS,
     ENDS,
     EXACT,
@@ -25,8 +27,6 @@ from scrapy_robotrules.engine.index.columns import (
     ManyStars,
     StarRules,
 )
-from scrapy_robotrules.engine.patterns import Pattern
-from scrapy_robotrules.engine.precedence import PrecedenceStrategy, rule_code
 
 __all__ = [
     "Bucketed",

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from itertools import compress
 from urllib.parse import urljoin
 
-from scrapy_robotrules.engine.agents import (
+from scrapy_robotrules.engine.robots.agents import (
     TOKEN,
     WILDCARD,
     AgentMatch,
@@ -29,12 +29,11 @@ from scrapy_robotrules.engine.agents import (
     product_token,
     select,
 )
-from scrapy_robotrules.engine.decision import Decision, is_robots_path
-from scrapy_robotrules.engine.directives import RequestRate, UtcWindow
-from scrapy_robotrules.engine.groups import AgentLine, Extras, Group, read_rules
-from scrapy_robotrules.engine.index import RuleIndex
-from scrapy_robotrules.engine.patterns import Pattern
-from scrapy_robotrules.engine.precedence import (
+from scrapy_robotrules.engine.robots.decision import Decision, is_robots_path
+from scrapy_robotrules.engine.robots.groups import AgentLine, Extras, Group, read_rules
+from scrapy_robotrules.engine.robots.pacing_lines import RequestRate, UtcWindow
+from scrapy_robotrules.engine.robots.patterns import Pattern
+from scrapy_robotrules.engine.robots.precedence import (
     MOST_SPECIFIC,
     NO_RULE,
     Precedence,
@@ -43,7 +42,7 @@ from scrapy_robotrules.engine.precedence import (
     code_line,
     strategy_for,
 )
-from scrapy_robotrules.engine.reading import (
+from scrapy_robotrules.engine.robots.reading import (
     DEFAULT_MAX_SIZE,
     FileLayout,
     RawGroup,
@@ -52,13 +51,14 @@ from scrapy_robotrules.engine.reading import (
     read_bytes,
     read_layout,
 )
-from scrapy_robotrules.engine.signal_lines import (
+from scrapy_robotrules.engine.robots.rule_index import RuleIndex
+from scrapy_robotrules.engine.robots.signal_lines import (
     License,
     license_lines,
     resolve_licenses,
     usage_lines,
 )
-from scrapy_robotrules.engine.urls import request_path
+from scrapy_robotrules.engine.robots.urls import request_path
 
 __all__ = ["AgentLine", "Decision", "Group", "License", "RobotsTxt", "Rule", "is_robots_path"]
 

@@ -18,9 +18,7 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from scrapy_robotrules import __version__
-from scrapy_robotrules.engine.agents import AGENT_MATCH_STYLES, TOKEN
-from scrapy_robotrules.engine.lint import doubts, lint
-from scrapy_robotrules.engine.operator_cli import (
+from scrapy_robotrules.engine.cli.operator_commands import (
     add_archive_command,
     add_audit_command,
     add_builtin_option,
@@ -28,11 +26,13 @@ from scrapy_robotrules.engine.operator_cli import (
     run_audit,
     run_builtin_compare,
 )
-from scrapy_robotrules.engine.page.cli import add_page_command, run_page
-from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
-from scrapy_robotrules.engine.reading import DEFAULT_MAX_SIZE
-from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
-from scrapy_robotrules.engine.urls import origin_of, url_problem
+from scrapy_robotrules.engine.cli.page_commands import add_page_command, run_page
+from scrapy_robotrules.engine.robots.agents import AGENT_MATCH_STYLES, TOKEN
+from scrapy_robotrules.engine.robots.lint import doubts, lint
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE
+from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.robots.urls import origin_of, url_problem
 from scrapy_robotrules.engine.usage.preferences import (
     PURPOSES,
     refuse_purposes,

@@ -19,6 +19,14 @@ times at every character of a run, and no arrangement of pieces reads a path
 of runs broken every few characters once. They are found from the path's
 periodic runs instead (:mod:`.runs`), a scan in C per period whatever their
 number.
+
+After a flood of reports (needles nested in one another without a
+period, all the windows of one random text, say: reading on costs up to
+one report per needle length at each character), the rules are walked in
+rank order instead (:meth:`Literals._walk`), each decided from what the
+automaton found so far, or searched for in the path's unread end as long
+as that costs less than reading it: the best rule is usually among the
+first. SPEC 5 gives the order.
 """
 
 from __future__ import annotations
@@ -30,15 +38,19 @@ from itertools import compress, filterfalse
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from scrapy_robotrules.engine.index.automata import AUTOMATON_BYTES_PER_CHAR, automata
-from scrapy_robotrules.engine.index.columns import ENDS, FIND
-from scrapy_robotrules.engine.index.floods import Floods
-from scrapy_robotrules.engine.index.pieces import Found, read, split
-from scrapy_robotrules.engine.index.prefixes import ROOT, SLASH, prefix_ids
-from scrapy_robotrules.engine.index.runs import Runs, finder, periodic_needles, unary_needles
-from scrapy_robotrules.engine.index.windows import Windows, by_text
-from scrapy_robotrules.engine.patterns import Pattern
-from scrapy_robotrules.engine.precedence import PrecedenceStrategy
+from scrapy_robotrules.engine.robots.hostile.automata import AUTOMATON_BYTES_PER_CHAR, automata
+from scrapy_robotrules.engine.robots.hostile.pieces import Found, read, split
+from scrapy_robotrules.engine.robots.hostile.runs import (
+    Runs,
+    finder,
+    periodic_needles,
+    unary_needles,
+)
+from scrapy_robotrules.engine.robots.hostile.windows import Windows, by_text
+from scrapy_robotrules.engine.robots.patterns import Pattern
+from scrapy_robotrules.engine.robots.precedence import PrecedenceStrategy
+from scrapy_robotrules.engine.robots.prefixes import ROOT, SLASH, prefix_ids
+from scrapy_robotrules.engine.robots.star_columns import ENDS, FIND
 
 __all__ = ["AUTOMATON_MIN", "FLOOD_REPORTS", "ROOT", "SLASH", "Literals"]
 
@@ -55,7 +67,7 @@ _CACHED = 4096
 _PATTERN_BYTES = 512
 
 
-class Literals(Floods):
+class Literals:
     """Wildcard rules with a needle, found by an automaton.
 
     The rules themselves are not kept: per rule, flat arrays hold its code
@@ -396,3 +408,74 @@ class Literals(Floods):
             return prefix - ROOT  # "" or "/"
         prefixes = self._prefixes
         return 0 if prefixes is None else len(prefixes.items[prefix])
+
+    def _walk(
+        self,
+        path: str,
+        *,
+        found: Found,
+        unread: list[tuple[str, int]],
+        runs: Runs | None,
+        best_rank: int,
+        best: int,
+        searches: int,
+    ) -> tuple[int, int] | None:
+        """After a flood: every rule in rank order, until one matches (the best one).
+
+        A needle found in the part of the path read so far decides its rule
+        there; another is searched for in the unread end, as long as that
+        costs less than reading it (the reports so far tell how many a
+        character): else ``None``, and the rest is read.
+        """
+        order, needles = self._ordered()
+        size = len(path)
+        cut = unread[0][1] if unread else size
+        codes, priorities, rank_of = self._codes, self._priorities, self._strategy.rank
+        shapes, needle_of, periodic = self._shapes, self._needle_of, self._periodic
+        prefixed, prefix_ids, one = self._prefixed(path), self._prefix_ids, self._prefix_one
+        for rule in order:
+            code = codes[rule]
+            rank = rank_of(code >> 1, bool(code & 1), priorities[rule])
+            if rank >= best_rank:
+                break
+            if (
+                prefixed is not None
+                and (one if prefix_ids is None else prefix_ids[rule]) not in prefixed
+            ):
+                continue
+            needle = rule if needle_of is None else needle_of[rule]
+            if periodic is not None and runs is not None and needle in periodic:
+                if self._in_runs(rule, needle, path, runs):
+                    return rank, code
+                continue
+            shape, offset, text = shapes[rule], self._offset(rule), needles[needle]
+            if shape == ENDS:
+                matched = path.endswith(text) and size - len(text) >= offset
+            else:
+                seen = found.get(needle)
+                matched = seen is not None and seen[0] + seen[1][1] >= offset
+                if not matched and cut < size:
+                    # Seen before the cut if at all: any later copy is unread.
+                    searches -= 1
+                    if searches < 0:
+                        return None
+                    matched = path.find(text, max(offset, cut)) >= 0
+                if matched and shape != FIND:
+                    matched = self._pattern(rule).matches(path)
+            if matched:
+                return rank, code
+        return best_rank, best
+
+    def _ordered(self) -> tuple[array[int], list[str]]:
+        """Every rule in rank order, and the needles: kept (and weighed) with the automaton."""
+        order, needles = self._order, self._split
+        if order is None or needles is None:
+            ranks = self._strategy.ranks(self._codes, self._priorities)
+            order = array("i", sorted(range(len(ranks)), key=ranks.__getitem__))
+            del ranks
+            needles = self._needles.split("\n")
+            if self.has_automaton:
+                self._order, self._split = order, needles
+                extra = 4 * len(order) + 64 * len(needles) + 2 * len(self._needles)
+                automata.admit(self, self._weight + extra, built=False)
+        return order, needles

@@ -20,9 +20,14 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from scrapy_robotrules.engine.audit import AuditSummary, read_lines, sha256_of, summarise
-from scrapy_robotrules.engine.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
-from scrapy_robotrules.engine.robotstxt import Decision, RobotsTxt
+from scrapy_robotrules.engine.operator_tools.audit_trail import (
+    AuditSummary,
+    read_lines,
+    sha256_of,
+    summarise,
+)
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt
 from scrapy_robotrules.engine.stores import (
     KEEP_ARCHIVE,
     StoreError,

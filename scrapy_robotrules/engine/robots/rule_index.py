@@ -15,18 +15,18 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 
-from scrapy_robotrules.engine.index.columns import ENDS, FIND, ManyStars, StarRules
-from scrapy_robotrules.engine.index.literals import AUTOMATON_MIN, Literals
-from scrapy_robotrules.engine.index.prefixes import PrefixSet
-from scrapy_robotrules.engine.index.wildcards import Bucketed, WildRule, shape_of
-from scrapy_robotrules.engine.patterns import Pattern
-from scrapy_robotrules.engine.precedence import (
+from scrapy_robotrules.engine.robots.hostile.literals import AUTOMATON_MIN, Literals
+from scrapy_robotrules.engine.robots.patterns import Pattern
+from scrapy_robotrules.engine.robots.precedence import (
     NO_RANK,
     NO_RULE,
     PlainRules,
     PrecedenceStrategy,
     rule_code,
 )
+from scrapy_robotrules.engine.robots.prefixes import PrefixSet
+from scrapy_robotrules.engine.robots.star_columns import ENDS, FIND, ManyStars, StarRules
+from scrapy_robotrules.engine.robots.wildcards import Bucketed, WildRule, shape_of
 
 _TWICE = (2).__mul__
 _LINES = operator.itemgetter(0)  # StarRules.lines, ManyStars.lines

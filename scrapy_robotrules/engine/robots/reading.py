@@ -17,7 +17,7 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from scrapy_robotrules.engine.possessive import compile_possessive
-from scrapy_robotrules.engine.urls import RESERVED, UNRESERVED
+from scrapy_robotrules.engine.robots.urls import RESERVED, UNRESERVED
 
 __all__ = [
     "BLANKS",

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 from urllib.parse import urljoin
 
-from scrapy_robotrules.engine.reading import decode_value
+from scrapy_robotrules.engine.robots.reading import decode_value
 
 __all__ = [
     "MAX_LICENSES",

@@ -26,7 +26,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, ClassVar, Final, Literal, TypeAlias
 
 if TYPE_CHECKING:
-    from scrapy_robotrules.engine.index.prefixes import PrefixSet
+    from scrapy_robotrules.engine.robots.prefixes import PrefixSet
 
 __all__ = [
     "ALLOW_FIRST",

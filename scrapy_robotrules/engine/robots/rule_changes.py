@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, NamedTuple
 
-from scrapy_robotrules.engine.agents import TOKEN, AgentMatch
+from scrapy_robotrules.engine.robots.agents import TOKEN, AgentMatch
 
 if TYPE_CHECKING:
-    from scrapy_robotrules.engine.robotstxt import RobotsTxt
+    from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 
 __all__ = ["FileChange", "RuleChanges", "rule_changes"]
 
