@@ -17,7 +17,8 @@ from helpers.reference import (
     reference_deciding_rule,
 )
 
-# More examples for a longer bug hunt: ROBOTRULES_FUZZ_SCALE=20 pytest tests/test_differential.py
+# More examples for a longer bug hunt:
+# ROBOTRULES_FUZZ_SCALE=20 pytest tests/engine/robots/test_differential.py
 SCALE = int(os.environ.get("ROBOTRULES_FUZZ_SCALE", "1"))
 
 

@@ -3,9 +3,9 @@
 ``check`` answers like a crawler would; ``compare`` shows what each
 precedence mode (SPEC 5) would decide, so a switch of mode can be judged
 before it is made. ``page`` shows the page-level rules of a saved response
-(:mod:`.page.cli`); ``audit``, ``archive`` and ``compare --builtin`` are the operator's
-(:mod:`.operator_cli`). ``lint`` lists the lines the reader ignored or read
-leniently (:mod:`.lint`, SPEC 1). A URL no crawler could request is a usage
+(:mod:`.page_commands`); ``audit``, ``archive`` and ``compare --builtin`` are the operator's
+(:mod:`.operator_commands`). ``lint`` lists the lines the reader ignored or read
+leniently (:mod:`..robots.lint`, SPEC 1). A URL no crawler could request is a usage
 error, not a decision; a file that is no robots.txt is read as a crawler
 reads it, with a warning (an error with ``--strict``).
 """

@@ -1,6 +1,6 @@
 """``robotrules audit``, ``archive`` and ``compare --builtin``: the operator's commands.
 
-``audit`` reads an audit trail (:mod:`.audit`) and says, per origin, how
+``audit`` reads an audit trail (:mod:`..operator_tools.audit_trail`) and says, per origin, how
 many requests were forbidden and by which rules, which origins' robots.txt
 stayed unreachable and for how long, and which robots.txt were slowest.
 ``archive`` prints a robots.txt body that a shared store archived, by the

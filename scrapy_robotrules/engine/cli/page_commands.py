@@ -1,6 +1,6 @@
 """``robotrules page FILE``: the page-level rules of a saved response, and where each came from.
 
-No SPEC section: page-level rules are outside it (see :mod:`.directives`).
+No SPEC section: page-level rules are outside it (see :mod:`..page.directives`).
 
 The file is an HTTP message (``curl -si URL > page.http``: status line,
 headers, blank line, body; ``curl -siL`` with its several header blocks

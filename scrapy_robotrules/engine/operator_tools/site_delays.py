@@ -2,7 +2,7 @@
 
 The crawl layer asks :func:`site_delay` once per origin and set of rules,
 with the delay the rules ask (the larger of Crawl-delay and Request-rate,
-SPEC 6) and the project's settings; a per-site policy (:mod:`.policies`)
+SPEC 6) and the project's settings; a per-site policy (:mod:`.site_policies`)
 replaces those settings for its hosts. ``skip`` is the operator's
 choice when a site asks more than they can wait: the site is not crawled,
 with a reason for the log and the audit, rather than crawled too slowly.

@@ -6,7 +6,7 @@ without robots.txt), a robots.txt of the operator's own used instead of the
 site's (Heritrix's "custom"), another agent name, precedence mode or agent
 matching style, a Crawl-delay override, a 401/403 policy, and what a
 Crawl-delay above the maximum does (``clamp`` it, or ``skip`` the site:
-:mod:`.delays`).
+:mod:`.site_delays`).
 
 Host patterns: an exact host (``shop.example.com``), ``*.example.com`` (every
 subdomain of example.com at any depth, not example.com itself) and ``*``

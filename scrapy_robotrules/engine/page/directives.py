@@ -9,7 +9,7 @@ restriction; a header value may start with a crawler's name
 (``examplebot: noindex``), a meta tag names its crawler in ``name``; several
 headers and several tags add up, and where rules conflict the more
 restrictive one applies. Crawler names are matched on the product token,
-as robots.txt ``User-agent`` lines are (:mod:`..agents`).
+as robots.txt ``User-agent`` lines are (:mod:`..robots.agents`).
 
 Hostile input costs little: at most :data:`MAX_VALUES` values of each kind,
 :data:`MAX_VALUE_CHARS` characters of each and :data:`MAX_ITEMS` rules per

@@ -44,7 +44,7 @@ class RobotRules:
     their estimated weight (:attr:`RobotsTxt.weight`); the least recently
     used go first, and are counted in :attr:`evicted`. ``automaton_bytes``
     bounds the compiled automata of large wildcard sets, for the whole
-    process (:mod:`.index.automata`); ``None`` leaves that bound as it is.
+    process (:mod:`.hostile.automata`); ``None`` leaves that bound as it is.
     ``clock`` gives the time of day, in epoch seconds, for every reading of
     freshness.
     """

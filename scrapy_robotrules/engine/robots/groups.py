@@ -79,7 +79,7 @@ class GroupRules(NamedTuple):
     wild: list[WildRule]
     stars: StarRules
     many: ManyStars
-    """Rules of several stars, read in bulk (see :mod:`.index.columns`)."""
+    """Rules of several stars, read in bulk (see :mod:`.star_columns`)."""
 
 
 def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:

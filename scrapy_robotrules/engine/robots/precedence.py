@@ -4,7 +4,7 @@ A strategy owns what differs between modes, as google/robotstxt's
 ``RobotsMatchStrategy`` does: how a matching rule ranks (the lowest rank
 decides), which of the rules written with the very same prefix wins, and
 when the search through plain prefix rules may stop early. The machinery
-that finds matching rules fast (:mod:`.index`) is the same for every mode
+that finds matching rules fast (:mod:`.rule_index`) is the same for every mode
 and asks the strategy.
 
 ``most-specific`` (RFC 9309, Google and Bing today)

@@ -1,7 +1,7 @@
 """A parsed robots.txt file: decisions for any agent and mode, each one explainable (SPEC 5, 7).
 
 Parsing only finds the groups (:mod:`.reading`, SPEC 1 and 2); a group's
-rules are read (:mod:`.groups`) and indexed (:mod:`.index`) when a crawler
+rules are read (:mod:`.groups`) and indexed (:mod:`.rule_index`) when a crawler
 first needs them, and the index is kept per (agent, precedence,
 agent_match), so a file asked the same question again answers from a dict
 lookup, a normalised path and a bisect (or, asked it twice in a row, from
@@ -107,7 +107,7 @@ class RobotsTxt:
     ) -> None:
         self.url = url
         self.usage_lines: tuple[tuple[int, str, str], ...] = tuple(usage)
-        """``Content-Usage`` and ``Content-Signal`` lines: (line, key, value); see :mod:`.usage`."""
+        """``Content-Usage``, ``Content-Signal`` lines: (line, key, value): see :mod:`..usage`."""
         self.licenses: tuple[License, ...] = tuple(licenses)
         """The file's ``License`` lines (RSL 1.0), file-wide: shown, never enforced."""
         self.size = size

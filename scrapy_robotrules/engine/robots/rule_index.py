@@ -3,8 +3,8 @@
 An index holds no object per rule: plain prefixes in a :class:`.PrefixSet`
 with each one's best rule code, wildcard rules in flat bucketed arrays
 (:mod:`.wildcards`) or, when there are many, behind an automaton
-(:mod:`.literals`). What "best" means is the precedence strategy's to say
-(:mod:`..precedence`); the index only asks it.
+(:mod:`.hostile.literals`). What "best" means is the precedence strategy's to say
+(:mod:`.precedence`); the index only asks it.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from scrapy_robotrules.engine.usage.preferences import (
 )
 from scrapy_robotrules.engine.usage.vocabulary import read_aipref, read_content_signal
 
-DOCS = Path(__file__).parents[2] / "docs" / "site-signals.rst"
+DOCS = Path(__file__).parents[3] / "docs" / "site-signals.rst"
 ROBOTS_URL = "https://example.com/robots.txt"
 
 
