@@ -36,9 +36,9 @@ from scrapy.crawler import CrawlerRunner
 from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.utils.defer import deferred_from_coro
 
-from scrapy_robotrules.crawl.audit import AuditWriter
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 from scrapy_robotrules.crawl.manager import RobotsManager
-from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError
+from scrapy_robotrules.crawl.reporting.audit import AuditWriter
 from scrapy_robotrules.engine.audit import sha256_of
 
 CRAWL_TESTS = True

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scrapy_robotrules.crawl.reporting import debug_shown, logger
+from scrapy_robotrules.crawl.reporting.log import debug_shown, logger
 
 
 @pytest.fixture

@@ -34,9 +34,9 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_robotrules import Addon, PageDirectives
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.pagemiddleware import META_KEY, PageDirectivesMiddleware, _Output
-from scrapy_robotrules.crawl.settings import RobotRulesConfig, RobotRulesSettingError
-from scrapy_robotrules.crawl.usagemiddleware import META_KEY as USAGE_KEY
+from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, RobotRulesSettingError
+from scrapy_robotrules.crawl.pages.directives import META_KEY, PageDirectivesMiddleware, _Output
+from scrapy_robotrules.crawl.pages.usage import META_KEY as USAGE_KEY
 
 CRAWL_TESTS = True
 

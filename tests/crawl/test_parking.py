@@ -20,7 +20,7 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 
-from scrapy_robotrules.crawl import download as download_module
+from scrapy_robotrules.crawl.fetching import download as download_module
 
 CRAWL_TESTS = True
 

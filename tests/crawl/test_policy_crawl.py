@@ -17,8 +17,8 @@ from helpers.variants import OURS, stat
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 
+from scrapy_robotrules.crawl.config.settings import RobotRulesSettingError
 from scrapy_robotrules.crawl.manager import RobotsManager
-from scrapy_robotrules.crawl.settings import RobotRulesSettingError
 
 CRAWL_TESTS = True
 

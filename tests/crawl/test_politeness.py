@@ -16,7 +16,7 @@ from helpers.mockserver import MockServer, Reply
 from helpers.slots import SLOT_LOG, Release, assert_released_apart, pages_released
 from helpers.variants import OURS, stat
 
-from scrapy_robotrules.crawl.politeness import MAX_DELAY_JITTER
+from scrapy_robotrules.crawl.pacing.politeness import MAX_DELAY_JITTER
 
 CRAWL_TESTS = True
 

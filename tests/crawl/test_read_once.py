@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy.http import HtmlResponse, Response
 
-import scrapy_robotrules.crawl.htmlhead
-import scrapy_robotrules.crawl.pagemiddleware
-import scrapy_robotrules.crawl.usagemiddleware
-from scrapy_robotrules.crawl.htmlhead import response_html, response_metas
+import scrapy_robotrules.crawl.pages.directives
+import scrapy_robotrules.crawl.pages.head
+import scrapy_robotrules.crawl.pages.usage
+from scrapy_robotrules.crawl.pages.head import response_html, response_metas
 from scrapy_robotrules.engine.page.directives import parse_page_directives
 from scrapy_robotrules.engine.page.html import head_metas
 from scrapy_robotrules.engine.usage.preferences import usage_view
@@ -78,9 +78,9 @@ async def test_heads_are_read_once_and_silent_pages_are_not_parsed(
 
         monkeypatch.setattr(module, name, count)
 
-    counted(scrapy_robotrules.crawl.htmlhead, "head_metas")
-    counted(scrapy_robotrules.crawl.pagemiddleware, "parse_page_directives")
-    counted(scrapy_robotrules.crawl.usagemiddleware, "usage_view")
+    counted(scrapy_robotrules.crawl.pages.head, "head_metas")
+    counted(scrapy_robotrules.crawl.pages.directives, "parse_page_directives")
+    counted(scrapy_robotrules.crawl.pages.usage, "usage_view")
     for path, reply in PAGES.items():
         mockserver.set_page(HOST, path, reply)
     urls = [mockserver.url(HOST, path) for path in PAGES]

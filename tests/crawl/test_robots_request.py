@@ -7,9 +7,9 @@ from scrapy import Request
 from scrapy.utils.test import get_crawler
 from w3lib.url import safe_url_string
 
-from scrapy_robotrules.crawl.download import Downloader
-from scrapy_robotrules.crawl.reporting import Reporter
-from scrapy_robotrules.crawl.settings import crawl_config
+from scrapy_robotrules.crawl.config.settings import crawl_config
+from scrapy_robotrules.crawl.fetching.download import Downloader
+from scrapy_robotrules.crawl.reporting.reporter import Reporter
 
 PLAIN = [
     "http://site.test/robots.txt",

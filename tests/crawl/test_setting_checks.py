@@ -1,6 +1,6 @@
 """Every setting the package reads is checked before the crawl, and a misspelt one is named.
 
-The table of :mod:`scrapy_robotrules.crawl.setting_table` is the one place
+The table of :mod:`scrapy_robotrules.crawl.config.table` is the one place
 settings are read through: a value the project gives ends the program with
 one line and exit status 1 (no traceback, in ``scrapy crawl`` and a
 ``CrawlerProcess`` script alike); a spider's ``custom_settings`` or
@@ -34,8 +34,8 @@ from helpers.variants import OURS
 from scrapy.crawler import CrawlerRunner
 
 import scrapy_robotrules
-from scrapy_robotrules.crawl.setting_table import TABLE
-from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError
+from scrapy_robotrules.crawl.config.table import TABLE
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 
 CRAWL_TESTS = True
 

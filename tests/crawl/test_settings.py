@@ -29,7 +29,11 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from scrapy_robotrules import RobotRulesExtension, RobotRulesMiddleware
-from scrapy_robotrules.crawl.settings import DEFAULTS, RobotRulesConfig, RobotRulesSettingError
+from scrapy_robotrules.crawl.config.settings import (
+    DEFAULTS,
+    RobotRulesConfig,
+    RobotRulesSettingError,
+)
 from scrapy_robotrules.engine.index.automata import automata, set_automaton_bytes
 
 CRAWL_TESTS = True

@@ -25,7 +25,7 @@ from helpers.mockserver import MockServer, Reply, install_loopback_dns
 from helpers.variants import OURS, paths, stat
 from scrapy.crawler import CrawlerRunner
 
-from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 
 CRAWL_TESTS = True
 

@@ -13,10 +13,10 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.slotwait import OWN_FETCHES, SlotWait
+from scrapy_robotrules.crawl.pacing.slotwait import OWN_FETCHES, SlotWait
 
 if TYPE_CHECKING:
-    from scrapy_robotrules.crawl.fetches import Fetches
+    from scrapy_robotrules.crawl.fetching.fetches import Fetches
 
 
 def _slot_wait(settings: dict[str, Any]) -> SlotWait:

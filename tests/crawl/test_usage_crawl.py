@@ -20,8 +20,8 @@ from helpers.mockserver import MockServer, Reply
 from helpers.usage import HTML, SETTINGS, UsageSpider, html
 from scrapy.settings import Settings
 
-from scrapy_robotrules.crawl.settings import RobotRulesConfig, RobotRulesSettingError
-from scrapy_robotrules.crawl.usagemiddleware import UsageItemsMiddleware, UsagePreferencesMiddleware
+from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, RobotRulesSettingError
+from scrapy_robotrules.crawl.pages.usage import UsageItemsMiddleware, UsagePreferencesMiddleware
 
 CRAWL_TESTS = True
 

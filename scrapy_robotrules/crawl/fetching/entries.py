@@ -16,9 +16,9 @@ from __future__ import annotations
 import zlib
 from typing import TYPE_CHECKING
 
-from scrapy_robotrules.crawl.content_coding import decode_body, hidden_encoding, response_headers
-from scrapy_robotrules.crawl.reporting import debug_shown, logger
-from scrapy_robotrules.crawl.settings import MAX_RETRY_DELAY
+from scrapy_robotrules.crawl.config.settings import MAX_RETRY_DELAY
+from scrapy_robotrules.crawl.fetching.bodies import decode_body, hidden_encoding, response_headers
+from scrapy_robotrules.crawl.reporting.log import debug_shown, logger
 from scrapy_robotrules.engine.audit import sha256_of
 from scrapy_robotrules.engine.fetch_policy import (
     Outcome,
@@ -30,11 +30,11 @@ from scrapy_robotrules.engine.robotstxt import RobotsTxt
 from scrapy_robotrules.engine.stores import CachedStore
 
 if TYPE_CHECKING:
-    from scrapy_robotrules.crawl.download import Fetched
-    from scrapy_robotrules.crawl.origins import OriginState
-    from scrapy_robotrules.crawl.policy import SitePolicies
-    from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.config.site_policies import SitePolicies
+    from scrapy_robotrules.crawl.fetching.download import Fetched
+    from scrapy_robotrules.crawl.fetching.origins import OriginState
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 

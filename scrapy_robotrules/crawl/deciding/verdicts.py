@@ -20,18 +20,18 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
-from scrapy_robotrules.crawl.audit import AuditTrail
 from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
-from scrapy_robotrules.crawl.reporting import shown
+from scrapy_robotrules.crawl.reporting.audit import AuditTrail
+from scrapy_robotrules.crawl.reporting.log import shown
 from scrapy_robotrules.engine.decision import Decision
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.operator_config import OperatorConfig
-    from scrapy_robotrules.crawl.policy import SitePolicies
-    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.config.operator import OperatorConfig
+    from scrapy_robotrules.crawl.config.site_policies import SitePolicies
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.database import RobotRules
 
 __all__ = ["SHADOWED", "Verdicts"]

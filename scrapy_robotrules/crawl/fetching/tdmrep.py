@@ -33,9 +33,9 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from scrapy_robotrules.crawl.content_coding import decode_body, hidden_encoding, response_headers
-from scrapy_robotrules.crawl.exceptions import FetchClosing
-from scrapy_robotrules.crawl.settings import MAX_RETRY_DELAY
+from scrapy_robotrules.crawl.config.settings import MAX_RETRY_DELAY
+from scrapy_robotrules.crawl.exceptions import TDMREP_REFUSAL, FetchClosing
+from scrapy_robotrules.crawl.fetching.bodies import decode_body, hidden_encoding, response_headers
 from scrapy_robotrules.engine.fetch_policy import (
     Outcome,
     freshness_lifetime,
@@ -43,7 +43,7 @@ from scrapy_robotrules.engine.fetch_policy import (
     retry_delay,
 )
 from scrapy_robotrules.engine.stores import Record, WeightedLRU
-from scrapy_robotrules.engine.usage.preferences import TDM, USAGE_REFUSAL, usage_view
+from scrapy_robotrules.engine.usage.preferences import TDM, usage_view
 from scrapy_robotrules.engine.usage.tdmrep import MAX_FILE_BYTES, TDMREP_PATH, TdmRep
 
 if TYPE_CHECKING:
@@ -53,10 +53,10 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from scrapy_robotrules.crawl.download import Downloader
-    from scrapy_robotrules.crawl.leases import Leases
-    from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.fetching.download import Downloader
+    from scrapy_robotrules.crawl.fetching.leases import Leases
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.robotstxt import Decision
 
 __all__ = ["MAX_DOWNLOAD", "STATS", "TDMREP_REFUSAL", "TdmEntry", "TdmRepFiles"]
@@ -67,10 +67,8 @@ MAX_DOWNLOAD = MAX_FILE_BYTES
 """Bytes a tdmrep.json download may reach: a larger one is refused, and counts as unreachable."""
 STATS = "usage/tdmrep/"
 """Stats of the tdmrep.json fetches, under ``robotrules/``."""
-TDMREP_REFUSAL = f"{USAGE_REFUSAL} tdm by tdmrep.json"
 ENTRY_WEIGHT = 256
 """Estimated bytes of an entry without a file."""
-"""How a decision's note begins when tdmrep.json reserves TDM for its URL."""
 
 
 @dataclass(frozen=True)

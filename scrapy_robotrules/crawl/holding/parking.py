@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING
 from twisted.internet.defer import Deferred
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.carried import OFFERED, PARKED
 from scrapy_robotrules.crawl.exceptions import RobotsTxtNotFetched
-from scrapy_robotrules.crawl.overflow import DiskOverflow, OverflowDirectory
+from scrapy_robotrules.crawl.holding.overflow import DiskOverflow, OverflowDirectory
+from scrapy_robotrules.crawl.requestmeta import OFFERED, PARKED
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.origins import OriginState
-    from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.fetching.origins import OriginState
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Parking"]

@@ -19,32 +19,30 @@ from scrapy import Request
 from scrapy import signals as scrapy_signals
 
 from scrapy_robotrules.crawl import compat, signals
-from scrapy_robotrules.crawl.builtin_stats import BuiltinStats
 from scrapy_robotrules.crawl.exceptions import (
+    TDMREP_REFUSAL,
     DropReason,
     RobotsTxtNotFetched,
     RobotsTxtPinMismatch,
     RobotsTxtUnreachable,
 )
-from scrapy_robotrules.crawl.itemverdict import shown_url
+from scrapy_robotrules.crawl.reporting.builtin_stats import BuiltinStats
+from scrapy_robotrules.crawl.reporting.log import logger, shown
+from scrapy_robotrules.crawl.reporting.startdenied import DeniedStarts
 from scrapy_robotrules.crawl.robotparser import RobotParser
-from scrapy_robotrules.crawl.startdenied import DeniedStarts
-from scrapy_robotrules.crawl.tdmrepfetch import TDMREP_REFUSAL
 from scrapy_robotrules.engine.fetch_policy import Outcome
 from scrapy_robotrules.engine.usage.preferences import USAGE_REFUSAL
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.audit import AuditTrail
+    from scrapy_robotrules.crawl.reporting.audit import AuditTrail
     from scrapy_robotrules.engine.agents import AgentMatch
     from scrapy_robotrules.engine.precedence import Precedence
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["BATCHED", "FLUSH_SECONDS", "ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
 
-logger = logging.getLogger("scrapy_robotrules.crawl.manager")
-"""The manager's logger, as before the manager was split into parts."""
 
 STATS_PREFIX = "robotrules/"
 ROBOTS_REQUEST = "robotrules_robots_txt"
@@ -76,34 +74,6 @@ def quiet_robots_retries() -> None:
     retry_logger = logging.getLogger("scrapy.downloadermiddlewares.retry")
     if not any(isinstance(f, _QuietRobotsRetries) for f in retry_logger.filters):
         retry_logger.addFilter(_QuietRobotsRetries())
-
-
-def debug_shown() -> bool:
-    """Whether a DEBUG line of :data:`logger` may reach a handler at all.
-
-    Scrapy leaves loggers' levels unset and gives its handler ``LOG_LEVEL``:
-    ``isEnabledFor(DEBUG)`` then holds, and a line no handler shows is still
-    built (about 56,000 CPU instructions). A logger's filter may change a
-    record: with one, the line is made.
-    """
-    if not logger.isEnabledFor(logging.DEBUG):
-        return False
-    current: logging.Logger | None = logger
-    handlers = False
-    while current is not None:
-        if current.filters:
-            return True
-        for handler in current.handlers:
-            handlers = True
-            if handler.level <= logging.DEBUG:
-                return True
-        current = current.parent if current.propagate else None
-    return not handlers  # none at all: logging's last resort decides
-
-
-def shown(request: Request) -> str:
-    """A request as Scrapy shows it (``<GET url>``), without a user name or password."""
-    return f"<{request.method} {shown_url(request.url)}>"
 
 
 class Reporter:

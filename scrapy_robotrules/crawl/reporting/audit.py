@@ -28,15 +28,15 @@ import logging
 import threading
 import time
 from collections import OrderedDict, deque
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.carried import origin_for
-from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError, storage_class
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError, storage_class
+from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.audit import (
     SHADOW,
     change_line,
@@ -54,14 +54,23 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.policy import SitePolicies
-    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.config.site_policies import SitePolicies
     from scrapy_robotrules.engine.changes import FileChange as Change
     from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.robotstxt import Decision
     from scrapy_robotrules.engine.stores import Entry
 
-__all__ = ["AuditTrail", "AuditWriter"]
+__all__ = ["AuditReport", "AuditTrail", "AuditWriter"]
+
+
+class AuditReport(Protocol):
+    """What the trail tells the reporter (which holds the trail: given, not imported)."""
+
+    @property
+    def spider(self) -> dict[str, object]: ...
+
+    def inc(self, key: str, by: int = ...) -> None: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -248,7 +257,14 @@ class AuditTrail:
     """The audit lines of one crawler: what each decision and fetch says, where it goes."""
 
     def __init__(
-        self, crawler: Crawler, uri: str, *, cap: int, mode: str, db: RobotRules, report: Reporter
+        self,
+        crawler: Crawler,
+        uri: str,
+        *,
+        cap: int,
+        mode: str,
+        db: RobotRules,
+        report: AuditReport,
     ) -> None:
         self.crawler = crawler
         self.mode = mode

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_robotrules.crawl import compat, signals
-from scrapy_robotrules.crawl.reporting import logger
+from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.engine.changes import FileChange as Change
 from scrapy_robotrules.engine.changes import rule_changes
 from scrapy_robotrules.engine.fetch_policy import Outcome
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from twisted.internet.defer import Deferred
 
-    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 

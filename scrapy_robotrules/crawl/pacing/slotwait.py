@@ -15,19 +15,33 @@ requests, the check is one comparison.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.carried import SENT_BACK, origin_for
+from scrapy_robotrules.crawl.requestmeta import SENT_BACK, origin_for
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-    from scrapy_robotrules.crawl.fetches import Fetches
+__all__ = ["OWN_FETCHES", "Refetches", "SlotWait"]
 
-__all__ = ["OWN_FETCHES", "SlotWait"]
+
+class OriginStates(Protocol):
+    def state(self, origin: str, trigger: Request) -> Any: ...
+
+
+class Refetches(Protocol):
+    """The robots.txt fetches (``fetching.fetches.Fetches``), given: pacing sits below them."""
+
+    @property
+    def origins(self) -> OriginStates: ...
+
+    def start(
+        self, state: Any, request: Request, *, refresh: bool = ..., robots: bool = ...
+    ) -> None: ...
+
 
 OWN_FETCHES = 4
 """Requests of this package's own a slot may queue besides the pages: robots.txt and
@@ -55,7 +69,7 @@ def _settings_gap(settings: BaseSettings) -> float:
 class SlotWait:
     """How long requests wait in their download slots' queues, against their rules' age."""
 
-    def __init__(self, crawler: Crawler, fetches: Fetches) -> None:
+    def __init__(self, crawler: Crawler, fetches: Refetches) -> None:
         self.crawler = crawler
         self.fetches = fetches
         settings = crawler.settings

@@ -20,10 +20,10 @@ import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.carried import origin_for
-from scrapy_robotrules.crawl.policy import SitePolicies
-from scrapy_robotrules.crawl.reporting import logger
-from scrapy_robotrules.crawl.settings import named_for_robots
+from scrapy_robotrules.crawl.config.settings import named_for_robots
+from scrapy_robotrules.crawl.config.site_policies import SitePolicies
+from scrapy_robotrules.crawl.reporting.log import logger
+from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.agents import product_token
 from scrapy_robotrules.engine.delays import site_delay
 from scrapy_robotrules.engine.policies import Policies
@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.crawl.settings import RobotRulesConfig
-    from scrapy_robotrules.crawl.slotwait import SlotWait
+    from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.pacing.slotwait import SlotWait
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.agents import AgentMatch
     from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.directives import RequestRate

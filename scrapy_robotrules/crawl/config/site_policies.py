@@ -12,9 +12,9 @@ of the normal path. Every decision a policy changed names it in its reason.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from scrapy_robotrules.crawl.setting_table import value
+from scrapy_robotrules.crawl.config.table import value
 from scrapy_robotrules.engine.decision import Decision
 from scrapy_robotrules.engine.policies import Policies, Policy
 
@@ -22,10 +22,24 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.settings import BaseSettings
 
-    from scrapy_robotrules.crawl.reporting import Reporter
     from scrapy_robotrules.engine.database import RobotRules
 
-__all__ = ["ACTION_SETTING", "POLICY_COUNTED", "SETTING", "SitePolicies", "adjusted", "named"]
+__all__ = [
+    "ACTION_SETTING",
+    "POLICY_COUNTED",
+    "SETTING",
+    "Counts",
+    "SitePolicies",
+    "adjusted",
+    "named",
+]
+
+
+class Counts(Protocol):
+    """Where a policy's use is counted: the reporter, given (configuration sits below it)."""
+
+    def inc(self, key: str, by: int = ...) -> None: ...
+
 
 SETTING = "ROBOTRULES_POLICIES"
 ACTION_SETTING = "ROBOTRULES_MAX_CRAWL_DELAY_ACTION"
@@ -96,7 +110,7 @@ class SitePolicies:
         *,
         agent: str,
         db: RobotRules,
-        report: Reporter,
+        report: Counts,
     ) -> Decision:
         """The decision of an ``ignore`` or ``robots_txt`` policy (no fetch), counted once."""
         url = request.url

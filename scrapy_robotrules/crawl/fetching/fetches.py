@@ -19,24 +19,24 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.changes import Changes
 from scrapy_robotrules.crawl.exceptions import FetchClosing
-from scrapy_robotrules.crawl.origins import Origins, OriginState, wake
-from scrapy_robotrules.crawl.reporting import logger
+from scrapy_robotrules.crawl.fetching.changes import Changes
+from scrapy_robotrules.crawl.fetching.origins import Origins, OriginState, wake
+from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.engine.fetch_policy import Outcome
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.download import Downloader
-    from scrapy_robotrules.crawl.entries import Entries
-    from scrapy_robotrules.crawl.leases import Leases
-    from scrapy_robotrules.crawl.pinning import PinHolds
-    from scrapy_robotrules.crawl.politeness import Politeness
-    from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.crawl.settings import RobotRulesConfig
-    from scrapy_robotrules.crawl.tdmrepfetch import TdmRepFiles
+    from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.fetching.download import Downloader
+    from scrapy_robotrules.crawl.fetching.entries import Entries
+    from scrapy_robotrules.crawl.fetching.leases import Leases
+    from scrapy_robotrules.crawl.fetching.pinning import PinHolds
+    from scrapy_robotrules.crawl.fetching.tdmrep import TdmRepFiles
+    from scrapy_robotrules.crawl.pacing.politeness import Politeness
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from scrapy_robotrules.crawl.carried import origin_for
+from scrapy_robotrules.crawl.config.table import value
 from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch
-from scrapy_robotrules.crawl.reporting import logger
-from scrapy_robotrules.crawl.setting_table import value
+from scrapy_robotrules.crawl.reporting.log import logger
+from scrapy_robotrules.crawl.requestmeta import origin_for
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.settings import BaseSettings
 
-    from scrapy_robotrules.crawl.reporting import Reporter
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.pins import Pins
     from scrapy_robotrules.engine.stores import Entry, RulesStore
 

@@ -18,20 +18,16 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import DropItem
-from scrapy.utils.url import strip_url
+
+from scrapy_robotrules.crawl.reporting.log import shown_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["ItemVerdict", "shown_url"]
+__all__ = ["ItemVerdict"]
 
 logger = logging.getLogger(__name__)
-
-
-def shown_url(url: str) -> str:
-    """``url`` fit for a log line: no user name or password."""
-    return strip_url(url, strip_credentials=True, strip_default_port=False)
 
 
 class ItemVerdict:

@@ -27,10 +27,10 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Headers
 
-from scrapy_robotrules.crawl.carried import origin_for
-from scrapy_robotrules.crawl.htmlhead import response_metas, says_nothing
-from scrapy_robotrules.crawl.itemverdict import ItemVerdict
 from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.crawl.pages.head import response_metas, says_nothing
+from scrapy_robotrules.crawl.pages.items import ItemVerdict
+from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.urls import origin_of
 from scrapy_robotrules.engine.usage.preferences import (
     UNKNOWN,

@@ -27,7 +27,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robotrules.crawl.setting_table import (
+from scrapy_robotrules.crawl.config.table import (
     LIMITS,
     PAGE_NOINDEX_CHOICES,
     TABLE,
@@ -38,7 +38,7 @@ from scrapy_robotrules.crawl.setting_table import (
     unknown,
     value,
 )
-from scrapy_robotrules.crawl.setting_values import (
+from scrapy_robotrules.crawl.config.values import (
     MAX_RETRY_DELAY,
     USAGE_PURPOSES,
     RobotRulesSettingError,

@@ -24,17 +24,18 @@ from twisted.internet.defer import DeferredSemaphore
 from w3lib.url import safe_url_string
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.content_coding import ACCEPT_ENCODING, ROBOTS_META
 from scrapy_robotrules.crawl.exceptions import FetchClosing
-from scrapy_robotrules.crawl.reporting import ROBOTS_REQUEST, logger
+from scrapy_robotrules.crawl.fetching.bodies import ACCEPT_ENCODING, ROBOTS_META
+from scrapy_robotrules.crawl.reporting.log import logger
+from scrapy_robotrules.crawl.reporting.reporter import ROBOTS_REQUEST
 from scrapy_robotrules.engine.fetch_policy import MAX_REDIRECTS
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from scrapy_robotrules.crawl.reporting import Reporter
-    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
 
 __all__ = ["DOWNLOAD_SIZE_FACTOR", "ROBOTS_PRIORITY", "SLOW_FETCH", "Downloader", "Fetched"]
 

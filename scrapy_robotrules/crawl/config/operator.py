@@ -17,8 +17,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from scrapy_robotrules.crawl.setting_table import spider_value, value
-from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError, storage_class
+from scrapy_robotrules.crawl.config.table import spider_value, value
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError, storage_class
 from scrapy_robotrules.engine.audit import ENFORCE
 
 if TYPE_CHECKING:

@@ -42,9 +42,10 @@ from w3lib.html import get_base_url, strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.htmlhead import response_html, response_metas, says_nothing
-from scrapy_robotrules.crawl.itemverdict import ItemVerdict, shown_url
 from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.crawl.pages.head import response_html, response_metas, says_nothing
+from scrapy_robotrules.crawl.pages.items import ItemVerdict
+from scrapy_robotrules.crawl.reporting.log import shown_url
 from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
 from scrapy_robotrules.engine.page.html import nofollow_links
 
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
-    from scrapy_robotrules.crawl.settings import RobotRulesConfig
+    from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
 
 __all__ = ["META_KEY", "OPT_OUT_KEY", "STATS_PREFIX", "PageDirectivesMiddleware"]
 

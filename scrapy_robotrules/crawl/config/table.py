@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robotrules.crawl.setting_values import (
+from scrapy_robotrules.crawl.config.values import (
     MAX_RETRY_DELAY,
     as_agent,
     as_audit,

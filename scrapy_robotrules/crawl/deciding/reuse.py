@@ -1,11 +1,9 @@
-"""What a request carries in its meta, so that it is decided once (SPEC 7, 8).
+"""Whether a decision a request carries still holds, and the latest answers by URL (SPEC 7, 8).
 
-The extension decides a request when it is scheduled; the downloader
-middleware, its final gate, reuses that decision while the rules it was made
+A decision is carried (:mod:`..requestmeta`) while the rules it was made
 with still hold: same URL, same robots.txt entry (and tdmrep.json entry),
 still fresh. A redirect (another URL), a refresh or a new origin's rules make
-it decided again. The origin of the URL is computed once and carried too, for
-the parking, politeness and fleet turns that follow.
+it decided again.
 
 A spider offers the same URL many times (links every page repeats), and
 each offer is decided before the scheduler's duplicate filter drops it:
@@ -17,69 +15,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.engine.urls import origin_of
+from scrapy_robotrules.crawl.requestmeta import Carried
 
 if TYPE_CHECKING:
     from scrapy import Request
 
-    from scrapy_robotrules.crawl.politeness import Politeness
-    from scrapy_robotrules.crawl.tdmrepfetch import TdmRepFiles
+    from scrapy_robotrules.crawl.fetching.tdmrep import TdmRepFiles
+    from scrapy_robotrules.crawl.pacing.politeness import Politeness
     from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.robotstxt import Decision
     from scrapy_robotrules.engine.stores import Entry
 
-__all__ = [
-    "AGAIN",
-    "DECIDED",
-    "OFFERED",
-    "PARKED",
-    "RULES",
-    "SENT_BACK",
-    "STALE",
-    "Carried",
-    "Carrier",
-    "Decisions",
-    "origin_for",
-]
-
-DECIDED = "robotrules_decided"
-"""Request meta key: what the request was decided for.
-
-The URL it was allowed for (a retry of that URL carries the decision; a
-redirect to another URL is decided again, for its own origin and path), or
-the exception to raise (``RobotsTxtForbidden`` or ``RobotsTxtUnreachable``)
-when dropped but let through to the downloader so that its errback hears of
-it (the middleware raises it at once; it was counted when decided).
-"""
-AGAIN = "_robotrules_again"
-"""Request meta key: the URL whose allowed decision is to be made again under its origin's
-next robots.txt: the rules it was made under went past their age (RFC 9309 2.4), or are no
-longer at hand, before it was downloaded. Set by the downloader middleware as the request
-leaves the downloader to wait, parked, for them; taken by the gate."""
-OFFERED = "_robotrules_offered"
-"""Request meta key: the URL for which the request was counted as offered."""
-PARKED = "_robotrules_parked"
-"""Request meta key: the URL for which the request was counted as parked."""
-RULES = "_robotrules_rules"
-"""Request meta key: a :data:`Carried` tuple, the origin and rules of its last decision."""
-
-STALE = "_robotrules_stale"
-"""Request meta key: the URL decided by its origin's rules when they were already past their
-age, while they were fetched again (SPEC 8: a refresh never stalls the crawl). The downloader
-lets it go on under them; one decided under fresh rules that went past their age before it
-reached the downloader waits for the next file instead (:data:`AGAIN`)."""
-
-SENT_BACK = "_robotrules_sent_back"
-"""Request meta key: the URL sent back from the downloader (:data:`AGAIN`) because its rules
-would be past their age before it left its download slot's queue (:mod:`.slotwait`). Once
-only: decided under the next file, it goes on under it, however long it then waits there
-(no file is fresh for longer than its age, a wait in the queue may be longer)."""
-
-Carried = tuple[str, str, float | None, int | None, float | None, str | None]
-"""URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry
-was fetched and that entry's identity, when its tdmrep.json entry was fetched (``None``
-if none was asked), and the agent asked about."""
+__all__ = ["Answer", "Carrier", "Decisions"]
 
 Answer = tuple[float, int, str, "Decision | None", str, "Carried | None"]
 """When its robots.txt entry was fetched, that entry's identity, the agent asked about, the
@@ -88,19 +35,6 @@ decision, the origin, and what a duplicate offer that may take it at once carrie
 to ask. Such an answer keeps no decision: a crawl's every URL would keep one alive (an
 object, its dict, its groups), for the rare offer the gate cannot take at once, which
 is decided again."""
-
-
-def origin_for(request: Request) -> str:
-    """The origin of ``request``: carried if it was decided for this URL, else computed.
-
-    Raises ``ValueError`` for a URL without one, as :func:`origin_of` does.
-    """
-    meta = compat.request_meta(request)
-    carried: Carried | None = None if meta is None else meta.get(RULES)
-    url = compat.request_url(request)
-    if carried is not None and carried[0] == url:
-        return carried[1]
-    return origin_of(url)
 
 
 class Decisions:
