@@ -12,7 +12,7 @@ middleware takes its place there. A priority (or
 is. ``ROBOTSTXT_OBEY`` remains the switch.
 
 The add-on also checks every ``ROBOTRULES_*`` setting of the process (the
-whole table of :mod:`.setting_table`) as soon as its ``CrawlerProcess`` (or
+whole table of :mod:`.config.table`) as soon as its ``CrawlerProcess`` (or
 runner) is built, before any crawl: a bad value ends the program there with
 one line and exit status 1, as a command-line usage error does. Scrapy gives no other way out of a
 ``CrawlerProcess`` script with a non-zero status: a crawl that fails to

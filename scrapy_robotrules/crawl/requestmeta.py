@@ -58,7 +58,7 @@ reached the downloader waits for the next file instead (:data:`AGAIN`)."""
 
 SENT_BACK = "_robotrules_sent_back"
 """Request meta key: the URL sent back from the downloader (:data:`AGAIN`) because its rules
-would be past their age before it left its download slot's queue (:mod:`.slotwait`). Once
+would be past their age before it left its download slot's queue (:mod:`.pacing.slotwait`). Once
 only: decided under the next file, it goes on under it, however long it then waits there
 (no file is fresh for longer than its age, a wait in the queue may be longer)."""
 

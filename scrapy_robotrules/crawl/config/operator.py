@@ -4,7 +4,7 @@
 ``robotrules_mode`` attribute overrides it, as ``robotrules_precedence``
 does), ``ROBOTRULES_AUDIT`` (a path or any URI Scrapy's ``FEED_STORAGES``
 accept) and ``ROBOTRULES_AUDIT_BUFFER`` (audit lines held in memory at most).
-Read through :mod:`.setting_table`, which checks them with every other
+Read through :mod:`.config.table`, which checks them with every other
 setting before the crawl: a bad value stops it with
 :class:`RobotRulesSettingError`, whose message names the setting.
 

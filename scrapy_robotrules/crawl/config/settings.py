@@ -14,7 +14,7 @@ Scrapy's ``RobotsTxtMiddleware`` (see :func:`named_for_robots`). The spider's
 ``robotrules_precedence`` attribute likewise overrides
 ``ROBOTRULES_PRECEDENCE``.
 
-Each value is read through :mod:`.setting_table`, the table of every
+Each value is read through :mod:`.config.table`, the table of every
 setting the package reads (with every number's range, ``LIMITS``);
 :func:`crawl_config` checks them all, and the spider's attributes, as a
 crawl starts.

@@ -1,7 +1,7 @@
 """The table of every setting and spider attribute this package reads: the one place.
 
 Each ``ROBOTRULES_*`` setting has one row (:class:`Setting`): its name, its
-default, its reader (from :mod:`.setting_values`) and, for a number, its
+default, its reader (from :mod:`.config.values`) and, for a number, its
 range. Every component reads its settings through :func:`value` and its
 spider attributes through :func:`spider_value`, so what a crawl uses is
 what was checked: :func:`check` reads every row (and every ``robotrules_*``
@@ -156,7 +156,7 @@ def _field(name: str, default: str) -> Setting:
 
 
 _ROWS = (
-    # How robots.txt is read and matched (settings.py).
+    # How robots.txt is read and matched (config/settings.py).
     _choice("ROBOTRULES_PRECEDENCE", MOST_SPECIFIC, PRECEDENCE_MODES),
     _choice("ROBOTRULES_AGENT_MATCH", TOKEN, AGENT_MATCH_STYLES),
     Setting("ROBOTRULES_USER_AGENT", None, lambda n, v, _: as_agent(n, v), kind="str or None"),
@@ -175,13 +175,13 @@ _ROWS = (
     _integer("ROBOTRULES_CONCURRENT_FETCHES", 64, 1, 10_000),
     Setting("ROBOTRULES_STORE", "memory", lambda _, v, __: as_store(v), kind="str (a store URL)"),
     _seconds("ROBOTRULES_LEASE", 10.0, 3_600.0, zero=False),
-    # Page-level directives (pagemiddleware.py).
+    # Page-level directives (pages/directives.py).
     _boolean("ROBOTRULES_PAGE_NOFOLLOW", True),
     _boolean("ROBOTRULES_PAGE_NOFOLLOW_LINKS", False),
     _choice("ROBOTRULES_PAGE_NOINDEX", "mark", PAGE_NOINDEX_CHOICES),
     _field("ROBOTRULES_PAGE_NOINDEX_FIELD", "robotrules_noindex"),
     _integer("ROBOTRULES_PAGE_MAX_HTML", DEFAULT_PAGE_MAX_HTML, 1, 10_000_000),
-    # Usage preferences (usagemiddleware.py).
+    # Usage preferences (pages/usage.py).
     Setting(
         "ROBOTRULES_PURPOSES",
         [],
@@ -190,7 +190,8 @@ _ROWS = (
     ),
     _choice("ROBOTRULES_USAGE_ITEMS", "mark", PAGE_NOINDEX_CHOICES),
     _field("ROBOTRULES_USAGE_FIELD", "robotrules_usage_refused"),
-    # Operator controls: mode and audit trail (operator_config.py), site policies (policy.py).
+    # Operator controls: mode and audit trail (config/operator.py), site policies
+    # (config/site_policies.py).
     _choice("ROBOTRULES_MODE", ENFORCE, MODES),
     Setting("ROBOTRULES_AUDIT", None, as_audit, kind="str (a path or a feed URI) or None"),
     _integer("ROBOTRULES_AUDIT_BUFFER", 10_000, 1, 10_000_000),

@@ -2,7 +2,7 @@
 
 Each reader returns the value in the type the crawl layer uses, or raises
 :class:`RobotRulesSettingError` naming the setting and what it accepts. Every
-number has a range (given by :mod:`.setting_table`): a value far outside it
+number has a range (given by :mod:`.config.table`): a value far outside it
 (a lease of ``1e300`` seconds) would pass a "positive number" check and
 then break every call to a shared store. What a reader can find out without
 side effects it finds before the crawl: an audit path that is a directory,

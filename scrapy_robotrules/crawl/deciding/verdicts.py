@@ -8,7 +8,7 @@ on to be downloaded, counted once more as ``shadow/would_forbid`` (robots.txt
 forbids it) or ``shadow/would_hold`` (its robots.txt stayed unreachable for
 ``ROBOTRULES_UNREACHABLE_TIMEOUT``: enforce mode would have held it back,
 then dropped it). With ``ROBOTRULES_AUDIT`` every verdict is also written to
-the trail (:mod:`.audit`), marked ``shadow`` when it was let through.
+the trail (:mod:`.reporting.audit`), marked ``shadow`` when it was let through.
 
 SPEC 7 (a verdict says why) and 8 (the final gate, here only watched).
 """

@@ -5,7 +5,7 @@ middleware is told to keep out); a body far past ``ROBOTRULES_MAX_SIZE`` is
 refused early. Fetches take no ``CONCURRENT_REQUESTS`` place from the pages,
 and at most ``ROBOTRULES_CONCURRENT_FETCHES`` start at once; a slow one gives
 its place up after :data:`SLOW_FETCH` seconds. A download ends in a
-:class:`Fetched` value: what it means for the origin is :mod:`.entries`' to say.
+:class:`Fetched` value: what it means for the origin is :mod:`.fetching.entries`' to say.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ class Entries:
         self.config = config
         self.reporter = reporter
         self.policies = policies
-        """Per-site policies (policy.py): a policy's ``unauthorized`` replaces the project's."""
+        """Per-site policies (site policies): a policy's ``unauthorized`` replaces the project's."""
 
     def store(self, state: OriginState, fetched: Fetched) -> Entry:
         """Record what the fetch means for the origin (fetch_policy decides)."""

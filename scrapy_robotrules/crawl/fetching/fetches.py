@@ -72,7 +72,7 @@ class Fetches:
         self.pins: PinHolds | None = None
         """``ROBOTRULES_PINNED`` (pinning.py): an origin held by its pin gives up as unreachable."""
         self.changes = Changes(crawler, db, report)
-        """A file other than the one it replaces, told of (changes.py)."""
+        """A file other than the one it replaces, told of (fetching/changes.py)."""
         self._running: set[Deferred[None] | asyncio.Task[None]] = set()
         """The fetches under way (an asyncio loop holds its tasks only weakly)."""
 
@@ -85,7 +85,7 @@ class Fetches:
     ) -> None:
         """Start fetching the robots.txt of ``state``, unless a fetch is under way.
 
-        ``robots=False``: only its tdmrep.json is due (see :mod:`.tdmrepfetch`).
+        ``robots=False``: only its tdmrep.json is due (see :mod:`.fetching.tdmrep`).
         """
         state.trigger = request
         if state.fetching or self.closing():

@@ -4,7 +4,7 @@ SPEC 8 ("requests are held, not dropped"), without holding a
 ``CONCURRENT_REQUESTS`` place: a parked request waits on its origin's
 fetch, then is offered again through ``engine.crawl`` and decided there.
 Past ``ROBOTRULES_MAX_WAITING_PER_ORIGIN`` parked requests an origin's
-others wait on disk (:mod:`.overflow`). When the crawl closes, parked
+others wait on disk (:mod:`.holding.overflow`). When the crawl closes, parked
 requests are saved with the scheduler's queue (``JOBDIR``, or a shared queue
 that outlives the crawler) or counted lost.
 """

@@ -115,7 +115,7 @@ class Politeness:
         self.fleet = fleet
         self._asked: dict[str, _Asked] = {}
         self.policies = SitePolicies(Policies())
-        """Per-site policies (policy.py): their delays replace the project's for their hosts."""
+        """Per-site policies: their delays replace the project's for their hosts."""
         self.skipped: dict[str, str] = {}
         """Origins not crawled (``max_crawl_delay_action`` ``skip``): why, per origin."""
         self._own_floor = fleet is not None and self._may_lose_turns(fleet)
@@ -131,7 +131,7 @@ class Politeness:
         """Whether any delay may be asked yet: until then, slot floors have nothing to keep."""
         self._on_delays: Callable[[], object] | None = None
         self.slot_wait: SlotWait | None = None
-        """Told of each gap a Crawl-delay floor makes a slot keep (slotwait.py)."""
+        """Told of each gap a Crawl-delay floor makes a slot keep (pacing/slotwait.py)."""
 
     def when_delays(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` once, as soon as some origin or agent may be asked a delay.

@@ -1,7 +1,7 @@
 """What a crawl tells of its robots.txt: stats, log lines, signals and the closing summary.
 
 Every ``robotrules/`` stat of the manager's parts is counted here (and
-Scrapy's own ``robotstxt/*`` stats, through :mod:`.builtin_stats`), every
+Scrapy's own ``robotstxt/*`` stats, through :mod:`.reporting.builtin_stats`), every
 dropped request logged here (without the credentials of its URL), and the
 package's signals sent from here: ``robotrules_fetched`` and Scrapy's own
 ``robots_parsed`` after each fetch. SPEC 7 (why a request was dropped) and
@@ -194,13 +194,13 @@ class Reporter:
 
         ``scheduling``: dropped before the scheduler's duplicate filter (the
         gate), where Scrapy's ``robotstxt/forbidden`` counts a request once
-        per fingerprint (see :mod:`.builtin_stats`).
+        per fingerprint (see :mod:`.reporting.builtin_stats`).
         """
         if isinstance(exc, RobotsTxtNotFetched):
             self.lost([request])
         elif isinstance(exc, RobotsTxtUnreachable):
             self.count("unreachable")
-            if isinstance(exc, RobotsTxtPinMismatch):  # pinning.py
+            if isinstance(exc, RobotsTxtPinMismatch):  # fetching/pinning.py
                 self.inc("pinned/dropped")
             logger.debug(
                 "Dropped %(request)s: %(reason)s",
