@@ -54,8 +54,9 @@ def imported(text: str, name: str, *, is_package: bool = False) -> set[str]:
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")[: len(package.split(".")) - node.level + 1]
-            module = ".".join([*base, node.module] if node.level else [node.module or ""])
+            parts = package.split(".")
+            base = parts[: len(parts) - node.level + 1] if node.level else []
+            module = ".".join([*base, *filter(None, [node.module])])
             # ``from package import module`` imports the module.
             targets = [module, *(f"{module}.{alias.name}" for alias in node.names)]
         else:
