@@ -82,40 +82,42 @@ __version__ = "1.0.0"
 # must not import Scrapy or Twisted.
 _SCRAPY_LAYER = {
     "Addon": ".crawl.addon",
-    "PageDirectivesMiddleware": ".crawl.pagemiddleware",
+    "PageDirectivesMiddleware": ".crawl.pages.directives",
     "RobotParser": ".crawl.robotparser",
     "RobotRulesExtension": ".crawl.extension",
     "RobotRulesMiddleware": ".crawl.middleware",
-    "RobotRulesSettingError": ".crawl.settings",
-    "RobotsBodyMiddleware": ".crawl.content_coding",
+    "RobotRulesSettingError": ".crawl.config.settings",
+    "RobotsBodyMiddleware": ".crawl.fetching.bodies",
     "RobotsTxtForbidden": ".crawl.manager",
     "RobotsTxtNotFetched": ".crawl.manager",
     "RobotsTxtPinMismatch": ".crawl.exceptions",
     "RobotsTxtUnreachable": ".crawl.manager",
-    "UsagePreferencesMiddleware": ".crawl.usagemiddleware",
+    "UsagePreferencesMiddleware": ".crawl.pages.usage",
     "robotrules_changed": ".crawl.signals",
     "robotrules_fetched": ".crawl.signals",
 }
 
 if TYPE_CHECKING:
     from scrapy_robotrules.crawl.addon import Addon as Addon
-    from scrapy_robotrules.crawl.content_coding import RobotsBodyMiddleware as RobotsBodyMiddleware
+    from scrapy_robotrules.crawl.config.settings import (
+        RobotRulesSettingError as RobotRulesSettingError,
+    )
     from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch as RobotsTxtPinMismatch
     from scrapy_robotrules.crawl.extension import RobotRulesExtension as RobotRulesExtension
+    from scrapy_robotrules.crawl.fetching.bodies import RobotsBodyMiddleware as RobotsBodyMiddleware
     from scrapy_robotrules.crawl.manager import RobotsTxtForbidden as RobotsTxtForbidden
     from scrapy_robotrules.crawl.manager import RobotsTxtNotFetched as RobotsTxtNotFetched
     from scrapy_robotrules.crawl.manager import RobotsTxtUnreachable as RobotsTxtUnreachable
     from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware as RobotRulesMiddleware
-    from scrapy_robotrules.crawl.pagemiddleware import (
+    from scrapy_robotrules.crawl.pages.directives import (
         PageDirectivesMiddleware as PageDirectivesMiddleware,
     )
-    from scrapy_robotrules.crawl.robotparser import RobotParser as RobotParser
-    from scrapy_robotrules.crawl.settings import RobotRulesSettingError as RobotRulesSettingError
-    from scrapy_robotrules.crawl.signals import robotrules_changed as robotrules_changed
-    from scrapy_robotrules.crawl.signals import robotrules_fetched as robotrules_fetched
-    from scrapy_robotrules.crawl.usagemiddleware import (
+    from scrapy_robotrules.crawl.pages.usage import (
         UsagePreferencesMiddleware as UsagePreferencesMiddleware,
     )
+    from scrapy_robotrules.crawl.robotparser import RobotParser as RobotParser
+    from scrapy_robotrules.crawl.signals import robotrules_changed as robotrules_changed
+    from scrapy_robotrules.crawl.signals import robotrules_fetched as robotrules_fetched
 
 
 def __getattr__(name: str) -> object:

@@ -20,7 +20,7 @@ from helpers.emitted_stats import emitted, matches
 from helpers.vectors import shared_dir
 
 import scrapy_robotrules
-from scrapy_robotrules.crawl.setting_table import ATTRIBUTES, TABLE
+from scrapy_robotrules.crawl.config.table import ATTRIBUTES, TABLE
 
 DOCS = REPO_ROOT / "docs"
 PACKAGE = REPO_ROOT / "scrapy_robotrules"

@@ -28,7 +28,7 @@ def test_both_floors_are_found() -> None:
         "crawl/manager.py",
         "crawl/middleware.py",
         "crawl/extension.py",
-        "crawl/politeness.py",
+        "crawl/pacing/politeness.py",
     } <= names
 
 
@@ -54,10 +54,12 @@ def test_no_two_modules_share_a_name() -> None:
 
 
 def test_the_manager_reaches_no_private_name_of_its_parts() -> None:
-    # tdmrepfetch and the manager use the parts' public names only.
-    for name in ("manager.py", "tdmrepfetch.py"):
+    # The tdmrep.json fetches and the manager use the parts' public names only.
+    for name in ("manager.py", "fetching/tdmrep.py"):
         tree = ast.parse((CRAWL / name).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "scrapy_robotrules.crawl"
+            ):
                 private = [a.name for a in node.names if a.name.startswith("_")]
-                assert not private, f"{name} imports {private} from .{node.module}"
+                assert not private, f"{name} imports {private} from {node.module}"

@@ -2,7 +2,7 @@
 
 ``.. robotrules-setting:: ROBOTRULES_NAME`` writes one entry: a heading, a
 ``:setting:`` target, and the type, default and range of that row of
-``scrapy_robotrules.crawl.setting_table.TABLE``, followed by the meaning
+``scrapy_robotrules.crawl.config.table.TABLE``, followed by the meaning
 given as the directive's content. Nothing about a value is typed by hand,
 so the reference cannot drift from the code: a default or a range changed
 in the table changes the page.
@@ -28,7 +28,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
-from scrapy_robotrules.crawl.setting_table import ATTRIBUTES, TABLE, Setting
+from scrapy_robotrules.crawl.config.table import ATTRIBUTES, TABLE, Setting
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

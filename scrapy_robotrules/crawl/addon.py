@@ -3,7 +3,7 @@
 It puts :class:`~scrapy_robotrules.RobotRulesMiddleware` where Scrapy's
 ``RobotsTxtMiddleware`` sits (priority 100), turns the built-in off and
 enables :class:`~scrapy_robotrules.RobotRulesExtension`,
-:class:`~scrapy_robotrules.crawl.content_coding.RobotsBodyMiddleware` at 595 (a
+:class:`~scrapy_robotrules.crawl.fetching.bodies.RobotsBodyMiddleware` at 595 (a
 compressed robots.txt is unpacked only as far as it is read) and, for
 page-level rules, :class:`~scrapy_robotrules.PageDirectivesMiddleware` (a
 spider middleware, priority 950). If the project moved the built-in, the
@@ -12,7 +12,7 @@ middleware takes its place there. A priority (or
 is. ``ROBOTSTXT_OBEY`` remains the switch.
 
 The add-on also checks every ``ROBOTRULES_*`` setting of the process (the
-whole table of :mod:`.setting_table`) as soon as its ``CrawlerProcess`` (or
+whole table of :mod:`.config.table`) as soon as its ``CrawlerProcess`` (or
 runner) is built, before any crawl: a bad value ends the program there with
 one line and exit status 1, as a command-line usage error does. Scrapy gives no other way out of a
 ``CrawlerProcess`` script with a non-zero status: a crawl that fails to
@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
 from scrapy_robotrules.crawl.compat import component_priority, disable_component
-from scrapy_robotrules.crawl.content_coding import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
+from scrapy_robotrules.crawl.config.table import check
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 from scrapy_robotrules.crawl.extension import RobotRulesExtension
+from scrapy_robotrules.crawl.fetching.bodies import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
 from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware
-from scrapy_robotrules.crawl.pagemiddleware import PageDirectivesMiddleware
-from scrapy_robotrules.crawl.setting_table import check
-from scrapy_robotrules.crawl.setting_values import RobotRulesSettingError
-from scrapy_robotrules.crawl.usagemiddleware import UsagePreferencesMiddleware
+from scrapy_robotrules.crawl.pages.directives import PageDirectivesMiddleware
+from scrapy_robotrules.crawl.pages.usage import UsagePreferencesMiddleware
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

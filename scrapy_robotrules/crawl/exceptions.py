@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from scrapy.exceptions import IgnoreRequest
 
+from scrapy_robotrules.engine.usage.preferences import USAGE_REFUSAL
+
 __all__ = [
+    "TDMREP_REFUSAL",
     "DropReason",
     "FetchClosing",
     "RobotsTxtForbidden",
@@ -19,6 +22,9 @@ __all__ = [
     "RobotsTxtPinMismatch",
     "RobotsTxtUnreachable",
 ]
+
+TDMREP_REFUSAL = f"{USAGE_REFUSAL} tdm by tdmrep.json"
+"""How a decision's note begins when tdmrep.json reserves TDM for its URL."""
 
 
 class RobotsTxtForbidden(IgnoreRequest):

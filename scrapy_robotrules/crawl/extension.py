@@ -12,7 +12,7 @@
 - The spider stays open while requests are parked or fetches run; a
   scheduler about to close (``JOBDIR`` crawls stopped mid-way) is handed
   the parked requests first, so they are saved with the rest.
-- The ``robotstxt_denied`` finish reason where Scrapy has it (startdenied.py).
+- The ``robotstxt_denied`` finish reason where Scrapy has it (reporting/startdenied.py).
 - An INFO summary when the spider closes.
 
 SPEC 6 (delays kept on the slots) and 8 (requests held while robots.txt is fetched).
@@ -64,7 +64,7 @@ class RobotRulesExtension:
         self.gate.settle()
         if self.manager.pending():
             raise DontCloseSpider
-        reason = self.report.starts.finish_reason()  # startdenied.py
+        reason = self.report.starts.finish_reason()  # reporting/startdenied.py
         if reason is not None:
             raise CloseSpider(reason)
 

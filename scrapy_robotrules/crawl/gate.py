@@ -42,8 +42,8 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.carried import AGAIN, DECIDED, OFFERED, PARKED, RULES
 from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
+from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED, PARKED, RULES
 from scrapy_robotrules.engine.stores.memory import WeightedLRU
 
 if TYPE_CHECKING:

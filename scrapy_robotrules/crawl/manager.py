@@ -41,7 +41,28 @@ from scrapy import signals as scrapy_signals
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.carried import (
+from scrapy_robotrules.crawl.config.operator import operator_config
+from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, crawl_config
+from scrapy_robotrules.crawl.config.site_policies import SitePolicies, adjusted
+from scrapy_robotrules.crawl.deciding.reuse import Carrier, Decisions
+from scrapy_robotrules.crawl.deciding.verdicts import Verdicts
+from scrapy_robotrules.crawl.exceptions import (
+    DropReason,
+    RobotsTxtForbidden,
+    RobotsTxtNotFetched,
+    RobotsTxtUnreachable,
+)
+from scrapy_robotrules.crawl.fetching.download import ROBOTS_PRIORITY, Downloader
+from scrapy_robotrules.crawl.fetching.entries import Entries
+from scrapy_robotrules.crawl.fetching.fetches import Fetches
+from scrapy_robotrules.crawl.fetching.leases import Leases
+from scrapy_robotrules.crawl.fetching.pinning import Held, PinHolds
+from scrapy_robotrules.crawl.fetching.tdmrep import TdmRepFiles
+from scrapy_robotrules.crawl.holding.parking import Parking
+from scrapy_robotrules.crawl.pacing.politeness import Politeness
+from scrapy_robotrules.crawl.pacing.slotwait import SlotWait
+from scrapy_robotrules.crawl.reporting.reporter import STATS_PREFIX, Reporter
+from scrapy_robotrules.crawl.requestmeta import (
     AGAIN,
     DECIDED,
     OFFERED,
@@ -49,30 +70,8 @@ from scrapy_robotrules.crawl.carried import (
     RULES,
     STALE,
     Carried,
-    Carrier,
-    Decisions,
     origin_for,
 )
-from scrapy_robotrules.crawl.download import ROBOTS_PRIORITY, Downloader
-from scrapy_robotrules.crawl.entries import Entries
-from scrapy_robotrules.crawl.exceptions import (
-    DropReason,
-    RobotsTxtForbidden,
-    RobotsTxtNotFetched,
-    RobotsTxtUnreachable,
-)
-from scrapy_robotrules.crawl.fetches import Fetches
-from scrapy_robotrules.crawl.leases import Leases
-from scrapy_robotrules.crawl.operator_config import operator_config
-from scrapy_robotrules.crawl.parking import Parking
-from scrapy_robotrules.crawl.pinning import Held, PinHolds
-from scrapy_robotrules.crawl.policy import SitePolicies, adjusted
-from scrapy_robotrules.crawl.politeness import Politeness
-from scrapy_robotrules.crawl.reporting import STATS_PREFIX, Reporter
-from scrapy_robotrules.crawl.settings import RobotRulesConfig, crawl_config
-from scrapy_robotrules.crawl.shadow import Verdicts
-from scrapy_robotrules.crawl.slotwait import SlotWait
-from scrapy_robotrules.crawl.tdmrepfetch import TdmRepFiles
 from scrapy_robotrules.engine.robots.database import RobotRules
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt, is_robots_path

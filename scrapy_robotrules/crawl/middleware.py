@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from scrapy_robotrules.crawl.carried import AGAIN, DECIDED, OFFERED
+from scrapy_robotrules.crawl.deciding.verdicts import SHADOWED
 from scrapy_robotrules.crawl.exceptions import (
     RobotsTxtForbidden,
     RobotsTxtNotFetched,
     RobotsTxtUnreachable,
 )
 from scrapy_robotrules.crawl.manager import RobotsManager
-from scrapy_robotrules.crawl.shadow import SHADOWED
+from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED
 from scrapy_robotrules.crawl.sitemaps import Sitemaps
 
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ except ImportError as error:  # pragma: no cover  (the tests install the extra)
         " install it with pip install 'scrapy-robotrules[spidermon]'"
     ) from error
 
-from scrapy_robotrules.crawl.reporting import STATS_PREFIX
-from scrapy_robotrules.crawl.setting_table import value
+from scrapy_robotrules.crawl.config.table import value
+from scrapy_robotrules.crawl.reporting.reporter import STATS_PREFIX
 
 __all__ = [
     "CLOSING_STAT",

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from scrapy.robotstxt import RobotParser as ScrapyRobotParser
 from scrapy.utils.python import to_unicode
 
-from scrapy_robotrules.crawl.settings import RobotRulesConfig, named_for_robots
+from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, named_for_robots
 from scrapy_robotrules.engine.robots.agents import TOKEN, AgentMatch
 from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, Precedence
 from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt

@@ -23,9 +23,9 @@ from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
 from scrapy_robotrules.crawl import compat, signals
-from scrapy_robotrules.crawl.carried import origin_for
-from scrapy_robotrules.crawl.reporting import logger
-from scrapy_robotrules.crawl.setting_table import value
+from scrapy_robotrules.crawl.config.table import value
+from scrapy_robotrules.crawl.reporting.log import logger
+from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from scrapy.http import Response
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robotrules import RobotParser
-from scrapy_robotrules.crawl.content_coding import decode_body
+from scrapy_robotrules.crawl.fetching.bodies import decode_body
 
 CRAWL_TESTS = True
 

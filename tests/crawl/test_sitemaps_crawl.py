@@ -14,8 +14,8 @@ from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.test import get_crawler
 
+from scrapy_robotrules.crawl.config.settings import RobotRulesSettingError
 from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware
-from scrapy_robotrules.crawl.settings import RobotRulesSettingError
 
 CRAWL_TESTS = True
 

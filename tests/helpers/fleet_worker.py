@@ -34,8 +34,8 @@ from scrapy_redis.spiders import RedisMixin
 from twisted.internet.task import LoopingCall
 
 from helpers.crawling import RecordingSpider
-from scrapy_robotrules.crawl.carried import origin_for
 from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtForbidden
+from scrapy_robotrules.crawl.requestmeta import origin_for
 
 
 class FleetSpider(RecordingSpider):

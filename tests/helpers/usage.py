@@ -14,7 +14,7 @@ from helpers.crawling import (
     RecordingSpider,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
 )
-from scrapy_robotrules.crawl.usagemiddleware import META_KEY
+from scrapy_robotrules.crawl.pages.usage import META_KEY
 from scrapy_robotrules.engine.usage.preferences import UsageView
 
 AGENT = "ExampleBot/1.0 (+https://example.test/bot)"

@@ -1,0 +1,114 @@
+"""Whether a decision a request carries still holds, and the latest answers by URL (SPEC 7, 8).
+
+A decision is carried (:mod:`..requestmeta`) while the rules it was made
+with still hold: same URL, same robots.txt entry (and tdmrep.json entry),
+still fresh. A redirect (another URL), a refresh or a new origin's rules make
+it decided again.
+
+A spider offers the same URL many times (links every page repeats), and
+each offer is decided before the scheduler's duplicate filter drops it:
+:class:`Decisions` keeps the latest answers of the rules by URL, so that a
+URL offered again under the same rules is not matched again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy_robotrules.crawl.requestmeta import Carried
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+    from scrapy_robotrules.crawl.fetching.tdmrep import TdmRepFiles
+    from scrapy_robotrules.crawl.pacing.politeness import Politeness
+    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.robots.robotstxt import Decision
+    from scrapy_robotrules.engine.stores import Entry
+
+__all__ = ["Answer", "Carrier", "Decisions"]
+
+Answer = tuple[float, int, str, "Decision | None", str, "Carried | None"]
+"""When its robots.txt entry was fetched, that entry's identity, the agent asked about, the
+decision, the origin, and what a duplicate offer that may take it at once carries (see
+``gate.py``; ``None`` if none may): allowed, for the crawler's own agent, with nothing else
+to ask. Such an answer keeps no decision: a crawl's every URL would keep one alive (an
+object, its dict, its groups), for the rare offer the gate cannot take at once, which
+is decided again."""
+
+
+class Decisions:
+    """The rules' latest answers by URL, each for one robots.txt entry and agent; bounded.
+
+    An entry is known by when it was fetched and its identity (no reference
+    is kept: an evicted file's memory goes with it). An answer for another
+    entry or agent is no answer.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.by_url: dict[str, Answer] = {}
+        """By URL: see :data:`Answer`."""
+
+    def get(self, url: str, entry: Entry, agent: str) -> Decision | None:
+        answer = self.by_url.get(url)
+        if answer is None:
+            return None
+        fetched_at, identity, asked, decision, _, _ = answer
+        if fetched_at != entry.fetched_at or identity != id(entry) or asked != agent:
+            return None
+        return decision
+
+    def put(
+        self, url: str, origin: str, entry: Entry, agent: str, decision: Decision, *, again: bool
+    ) -> None:
+        answers = self.by_url
+        fetched_at, identity = entry.fetched_at, id(entry)
+        carried = (url, origin, fetched_at, identity, None, agent) if again else None
+        kept = None if again else decision
+        answers[url] = (fetched_at, identity, agent, kept, origin, carried)
+        if len(answers) > self.size:
+            del answers[next(iter(answers))]
+
+
+class Carrier:
+    """Whether the rules a carried decision was made under still hold."""
+
+    def __init__(self, db: RobotRules, politeness: Politeness, tdmrep: TdmRepFiles | None) -> None:
+        self.db = db
+        self.politeness = politeness
+        self.tdmrep = tdmrep
+
+    def fresh_for(self, carried: Carried, request: Request) -> float:
+        """Seconds the decision holds: same robots.txt (and tdmrep.json) entries, still fresh
+        (that long), and the same agent. ``0.0`` when it does not hold.
+
+        Deciding again meanwhile would give the same answer and start no fetch.
+        """
+        _, origin, fetched_at, identity, tdm_at, agent = carried
+        if fetched_at is None:
+            return 0.0
+        entry = self.db.store.get(origin)
+        if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
+            return 0.0
+        now = self.db.clock()
+        left = entry.fresh_until - now
+        if left <= 0.0:
+            return 0.0
+        if self.politeness.request_agents and self.politeness.agent(request) != agent:
+            return 0.0
+        if self.tdmrep is not None:
+            tdm = self.tdmrep.entry(origin)
+            if tdm is None or tdm.fetched_at != tdm_at or not tdm.is_fresh(now):
+                return 0.0
+            left = min(left, tdm.fresh_until - now)
+        return left
+
+    def same_entry(self, carried: Carried) -> bool:
+        """Whether the origin's robots.txt entry is still the one an allowed decision was made
+        under, fresh or not (its next one not yet at hand)."""
+        _, origin, fetched_at, identity, _, _ = carried
+        if fetched_at is None:
+            return False
+        entry = self.db.store.get(origin)
+        return entry is not None and id(entry) == identity and entry.fetched_at == fetched_at

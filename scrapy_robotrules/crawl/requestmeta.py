@@ -1,0 +1,81 @@
+"""What a request carries in its meta, so that it is decided once (SPEC 7, 8).
+
+The extension decides a request when it is scheduled; the downloader
+middleware, its final gate, reuses that decision while the rules it was made
+with still hold (:mod:`.deciding.reuse`). The keys below are what passes
+between them, and between the parking, politeness and fleet turns that
+follow: the origin of the URL is computed once and carried too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.engine.robots.urls import origin_of
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+__all__ = [
+    "AGAIN",
+    "DECIDED",
+    "OFFERED",
+    "PARKED",
+    "RULES",
+    "SENT_BACK",
+    "STALE",
+    "Carried",
+    "origin_for",
+]
+
+DECIDED = "robotrules_decided"
+"""Request meta key: what the request was decided for.
+
+The URL it was allowed for (a retry of that URL carries the decision; a
+redirect to another URL is decided again, for its own origin and path), or
+the exception to raise (``RobotsTxtForbidden`` or ``RobotsTxtUnreachable``)
+when dropped but let through to the downloader so that its errback hears of
+it (the middleware raises it at once; it was counted when decided).
+"""
+AGAIN = "_robotrules_again"
+"""Request meta key: the URL whose allowed decision is to be made again under its origin's
+next robots.txt: the rules it was made under went past their age (RFC 9309 2.4), or are no
+longer at hand, before it was downloaded. Set by the downloader middleware as the request
+leaves the downloader to wait, parked, for them; taken by the gate."""
+OFFERED = "_robotrules_offered"
+"""Request meta key: the URL for which the request was counted as offered."""
+PARKED = "_robotrules_parked"
+"""Request meta key: the URL for which the request was counted as parked."""
+RULES = "_robotrules_rules"
+"""Request meta key: a :data:`Carried` tuple, the origin and rules of its last decision."""
+
+STALE = "_robotrules_stale"
+"""Request meta key: the URL decided by its origin's rules when they were already past their
+age, while they were fetched again (SPEC 8: a refresh never stalls the crawl). The downloader
+lets it go on under them; one decided under fresh rules that went past their age before it
+reached the downloader waits for the next file instead (:data:`AGAIN`)."""
+
+SENT_BACK = "_robotrules_sent_back"
+"""Request meta key: the URL sent back from the downloader (:data:`AGAIN`) because its rules
+would be past their age before it left its download slot's queue (:mod:`.pacing.slotwait`). Once
+only: decided under the next file, it goes on under it, however long it then waits there
+(no file is fresh for longer than its age, a wait in the queue may be longer)."""
+
+Carried = tuple[str, str, float | None, int | None, float | None, str | None]
+"""URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry
+was fetched and that entry's identity, when its tdmrep.json entry was fetched (``None``
+if none was asked), and the agent asked about."""
+
+
+def origin_for(request: Request) -> str:
+    """The origin of ``request``: carried if it was decided for this URL, else computed.
+
+    Raises ``ValueError`` for a URL without one, as :func:`origin_of` does.
+    """
+    meta = compat.request_meta(request)
+    carried: Carried | None = None if meta is None else meta.get(RULES)
+    url = compat.request_url(request)
+    if carried is not None and carried[0] == url:
+        return carried[1]
+    return origin_of(url)
