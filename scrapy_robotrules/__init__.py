@@ -82,7 +82,7 @@ __version__ = "1.0.0"
 # must not import Scrapy or Twisted.
 _SCRAPY_LAYER = {
     "Addon": ".crawl.addon",
-    "PageDirectivesMiddleware": ".crawl.pages.directives",
+    "PageDirectivesMiddleware": ".crawl.pages.directive_middleware",
     "RobotParser": ".crawl.robotparser",
     "RobotRulesExtension": ".crawl.extension",
     "RobotRulesMiddleware": ".crawl.middleware",
@@ -109,7 +109,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.manager import RobotsTxtNotFetched as RobotsTxtNotFetched
     from scrapy_robotrules.crawl.manager import RobotsTxtUnreachable as RobotsTxtUnreachable
     from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware as RobotRulesMiddleware
-    from scrapy_robotrules.crawl.pages.directives import (
+    from scrapy_robotrules.crawl.pages.directive_middleware import (
         PageDirectivesMiddleware as PageDirectivesMiddleware,
     )
     from scrapy_robotrules.crawl.pages.usage import (

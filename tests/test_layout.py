@@ -55,7 +55,7 @@ def test_no_two_modules_share_a_name() -> None:
 
 def test_the_manager_reaches_no_private_name_of_its_parts() -> None:
     # The tdmrep.json fetches and the manager use the parts' public names only.
-    for name in ("manager.py", "fetching/tdmrep.py"):
+    for name in ("manager.py", "fetching/tdmrep_files.py"):
         tree = ast.parse((CRAWL / name).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(

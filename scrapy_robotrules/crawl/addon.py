@@ -33,7 +33,7 @@ from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 from scrapy_robotrules.crawl.extension import RobotRulesExtension
 from scrapy_robotrules.crawl.fetching.bodies import MIDDLEWARE_PRIORITY, RobotsBodyMiddleware
 from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware
-from scrapy_robotrules.crawl.pages.directives import PageDirectivesMiddleware
+from scrapy_robotrules.crawl.pages.directive_middleware import PageDirectivesMiddleware
 from scrapy_robotrules.crawl.pages.usage import UsagePreferencesMiddleware
 
 if TYPE_CHECKING:

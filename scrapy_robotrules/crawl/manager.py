@@ -42,8 +42,8 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.operator import operator_config
+from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies, adjusted
 from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, crawl_config
-from scrapy_robotrules.crawl.config.site_policies import SitePolicies, adjusted
 from scrapy_robotrules.crawl.deciding.reuse import Carrier, Decisions
 from scrapy_robotrules.crawl.deciding.verdicts import Verdicts
 from scrapy_robotrules.crawl.exceptions import (
@@ -57,7 +57,7 @@ from scrapy_robotrules.crawl.fetching.entries import Entries
 from scrapy_robotrules.crawl.fetching.fetches import Fetches
 from scrapy_robotrules.crawl.fetching.leases import Leases
 from scrapy_robotrules.crawl.fetching.pinning import Held, PinHolds
-from scrapy_robotrules.crawl.fetching.tdmrep import TdmRepFiles
+from scrapy_robotrules.crawl.fetching.tdmrep_files import TdmRepFiles
 from scrapy_robotrules.crawl.holding.parking import Parking
 from scrapy_robotrules.crawl.pacing.politeness import Politeness
 from scrapy_robotrules.crawl.pacing.slotwait import SlotWait

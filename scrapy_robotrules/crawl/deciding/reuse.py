@@ -20,7 +20,7 @@ from scrapy_robotrules.crawl.requestmeta import Carried
 if TYPE_CHECKING:
     from scrapy import Request
 
-    from scrapy_robotrules.crawl.fetching.tdmrep import TdmRepFiles
+    from scrapy_robotrules.crawl.fetching.tdmrep_files import TdmRepFiles
     from scrapy_robotrules.crawl.pacing.politeness import Politeness
     from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.robots.robotstxt import Decision

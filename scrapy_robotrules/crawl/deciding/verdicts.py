@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_robotrules.crawl.config.operator import OperatorConfig
-    from scrapy_robotrules.crawl.config.site_policies import SitePolicies
+    from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.robots.database import RobotRules
 

@@ -30,8 +30,8 @@ from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 from scrapy_robotrules.engine.stores import CachedStore
 
 if TYPE_CHECKING:
+    from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
     from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
-    from scrapy_robotrules.crawl.config.site_policies import SitePolicies
     from scrapy_robotrules.crawl.fetching.download import Fetched
     from scrapy_robotrules.crawl.fetching.origins import OriginState
     from scrapy_robotrules.crawl.reporting.reporter import Reporter

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.fetching.entries import Entries
     from scrapy_robotrules.crawl.fetching.leases import Leases
     from scrapy_robotrules.crawl.fetching.pinning import PinHolds
-    from scrapy_robotrules.crawl.fetching.tdmrep import TdmRepFiles
+    from scrapy_robotrules.crawl.fetching.tdmrep_files import TdmRepFiles
     from scrapy_robotrules.crawl.pacing.politeness import Politeness
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.robots.database import RobotRules

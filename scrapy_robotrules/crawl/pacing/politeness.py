@@ -20,8 +20,8 @@ import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
 from scrapy_robotrules.crawl.config.settings import named_for_robots
-from scrapy_robotrules.crawl.config.site_policies import SitePolicies
 from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.operator_tools.site_delays import site_delay

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.config.site_policies import SitePolicies
+    from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
     from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.robots.robotstxt import Decision
     from scrapy_robotrules.engine.robots.rule_changes import FileChange as Change

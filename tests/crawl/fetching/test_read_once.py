@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy.http import HtmlResponse, Response
 
-import scrapy_robotrules.crawl.pages.directives
+import scrapy_robotrules.crawl.pages.directive_middleware
 import scrapy_robotrules.crawl.pages.head
 import scrapy_robotrules.crawl.pages.usage
 from scrapy_robotrules.crawl.pages.head import response_html, response_metas
@@ -79,7 +79,7 @@ async def test_heads_are_read_once_and_silent_pages_are_not_parsed(
         monkeypatch.setattr(module, name, count)
 
     counted(scrapy_robotrules.crawl.pages.head, "head_metas")
-    counted(scrapy_robotrules.crawl.pages.directives, "parse_page_directives")
+    counted(scrapy_robotrules.crawl.pages.directive_middleware, "parse_page_directives")
     counted(scrapy_robotrules.crawl.pages.usage, "usage_view")
     for path, reply in PAGES.items():
         mockserver.set_page(HOST, path, reply)

@@ -35,7 +35,11 @@ from scrapy.utils.test import get_crawler
 from scrapy_robotrules import Addon, PageDirectives
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, RobotRulesSettingError
-from scrapy_robotrules.crawl.pages.directives import META_KEY, PageDirectivesMiddleware, _Output
+from scrapy_robotrules.crawl.pages.directive_middleware import (
+    META_KEY,
+    PageDirectivesMiddleware,
+    _Output,
+)
 from scrapy_robotrules.crawl.pages.usage import META_KEY as USAGE_KEY
 
 CRAWL_TESTS = True
