@@ -41,6 +41,7 @@ __all__ = [
     "Carrier",
     "Decisions",
     "origin_for",
+    "same_rules",
 ]
 
 DECIDED = "robotrules_decided"
@@ -78,16 +79,26 @@ only: decided under the next file, it goes on under it, however long it then wai
 
 Carried = tuple[str, str, float | None, int | None, float | None, str | None]
 """URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry
-was fetched and that entry's identity, when its tdmrep.json entry was fetched (``None``
+was fetched and that entry's :attr:`~.Entry.generation`, when its tdmrep.json entry was fetched (``None``
 if none was asked), and the agent asked about."""
 
 Answer = tuple[float, int, str, "Decision | None", str, "Carried | None"]
-"""When its robots.txt entry was fetched, that entry's identity, the agent asked about, the
+"""When its robots.txt entry was fetched, that entry's generation, the agent asked about, the
 decision, the origin, and what a duplicate offer that may take it at once carries (see
 ``gate.py``; ``None`` if none may): allowed, for the crawler's own agent, with nothing else
 to ask. Such an answer keeps no decision: a crawl's every URL would keep one alive (an
 object, its dict, its groups), for the rare offer the gate cannot take at once, which
 is decided again."""
+
+
+def same_rules(entry: Entry | None, generation: int | None) -> bool:
+    """Whether ``entry`` is the very robots.txt entry a decision carrying ``generation`` was
+    made under: the one test of "the same rules" for carried decisions and kept answers.
+
+    An entry's generation is never given to another entry, not even one of a later
+    process, so a decision never holds for a file it was not made under.
+    """
+    return entry is not None and entry.generation == generation
 
 
 def origin_for(request: Request) -> str:
@@ -106,8 +117,8 @@ def origin_for(request: Request) -> str:
 class Decisions:
     """The rules' latest answers by URL, each for one robots.txt entry and agent; bounded.
 
-    An entry is known by when it was fetched and its identity (no reference
-    is kept: an evicted file's memory goes with it). An answer for another
+    An entry is known by its generation (no reference is kept: an evicted
+    file's memory goes with it). An answer for another
     entry or agent is no answer.
     """
 
@@ -120,8 +131,8 @@ class Decisions:
         answer = self.by_url.get(url)
         if answer is None:
             return None
-        fetched_at, identity, asked, decision, _, _ = answer
-        if fetched_at != entry.fetched_at or identity != id(entry) or asked != agent:
+        _, generation, asked, decision, _, _ = answer
+        if not same_rules(entry, generation) or asked != agent:
             return None
         return decision
 
@@ -129,10 +140,10 @@ class Decisions:
         self, url: str, origin: str, entry: Entry, agent: str, decision: Decision, *, again: bool
     ) -> None:
         answers = self.by_url
-        fetched_at, identity = entry.fetched_at, id(entry)
-        carried = (url, origin, fetched_at, identity, None, agent) if again else None
+        fetched_at, generation = entry.fetched_at, entry.generation
+        carried = (url, origin, fetched_at, generation, None, agent) if again else None
         kept = None if again else decision
-        answers[url] = (fetched_at, identity, agent, kept, origin, carried)
+        answers[url] = (fetched_at, generation, agent, kept, origin, carried)
         if len(answers) > self.size:
             del answers[next(iter(answers))]
 
@@ -151,11 +162,11 @@ class Carrier:
 
         Deciding again meanwhile would give the same answer and start no fetch.
         """
-        _, origin, fetched_at, identity, tdm_at, agent = carried
+        _, origin, fetched_at, generation, tdm_at, agent = carried
         if fetched_at is None:
             return 0.0
         entry = self.db.store.get(origin)
-        if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
+        if entry is None or not same_rules(entry, generation):
             return 0.0
         now = self.db.clock()
         left = entry.fresh_until - now
@@ -173,8 +184,7 @@ class Carrier:
     def same_entry(self, carried: Carried) -> bool:
         """Whether the origin's robots.txt entry is still the one an allowed decision was made
         under, fresh or not (its next one not yet at hand)."""
-        _, origin, fetched_at, identity, _, _ = carried
+        _, origin, fetched_at, generation, _, _ = carried
         if fetched_at is None:
             return False
-        entry = self.db.store.get(origin)
-        return entry is not None and id(entry) == identity and entry.fetched_at == fetched_at
+        return same_rules(self.db.store.get(origin), generation)

@@ -42,7 +42,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.carried import AGAIN, DECIDED, OFFERED, PARKED, RULES
+from scrapy_robotrules.crawl.carried import AGAIN, DECIDED, OFFERED, PARKED, RULES, same_rules
 from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
 from scrapy_robotrules.engine.stores.memory import WeightedLRU
 
@@ -96,11 +96,8 @@ class Gate:
         if carried is not None:
             meta = compat.request_meta(request)
             if meta is None or (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt")):
-                entry = self._held(carried[1])
                 if (
-                    entry is not None
-                    and id(entry) == carried[3]
-                    and entry.fetched_at == carried[2]
+                    same_rules(self._held(carried[1]), carried[3])
                     # No User-Agent of its own to ask about instead of the crawler's.
                     and not (self._request_agents and compat.request_header(request, _AGENT))
                 ):

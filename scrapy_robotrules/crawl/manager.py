@@ -23,7 +23,7 @@ that need its rules wait on it. After a fetch:
   requests dropped with :class:`RobotsTxtUnreachable`, as are its new ones
   until a fetch succeeds.
 
-A request is decided once: its decision carries the identity of its rules
+A request is decided once: its decision carries the generation of its rules
 (:mod:`.carried`) and holds while they do; a URL offered again takes it too.
 The time of day (fetched when, fresh until, unreachable since) is read from
 ``self.db.clock`` alone; timers run on the loop's clock.
@@ -374,7 +374,7 @@ class RobotsManager:
                 tdm_at = tdm.fetched_at
             # --- end usage preferences
             if decision.allowed:
-                meta[RULES] = (url, origin, entry.fetched_at, id(entry), tdm_at, agent)
+                meta[RULES] = (url, origin, entry.fetched_at, entry.generation, tdm_at, agent)
             else:
                 meta[RULES] = (url, origin, None, None, None, None)
             return decision
