@@ -95,22 +95,23 @@ class Gate:
         carried = None if answer is None else answer[5]
         if carried is not None:
             meta = compat.request_meta(request)
-            if meta is None or (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt")):
-                if (
-                    same_rules(self._held(carried[1]), carried[3])
-                    # No User-Agent of its own to ask about instead of the crawler's.
-                    and not (self._request_agents and compat.request_header(request, _AGENT))
-                ):
-                    if meta is None:
-                        meta = request.meta
-                    meta[OFFERED] = meta[DECIDED] = url
-                    meta[RULES] = carried
-                    report = self._report
-                    report.allowed_again += 1
-                    if report.flush_call is None:
-                        report.schedule_flush()
-                    self._crawl(request, *args, **kwargs)
-                    return
+            if (
+                meta is None or (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt"))
+            ) and (
+                same_rules(self._held(carried[1]), carried[3])
+                # No User-Agent of its own to ask about instead of the crawler's.
+                and not (self._request_agents and compat.request_header(request, _AGENT))
+            ):
+                if meta is None:
+                    meta = request.meta
+                meta[OFFERED] = meta[DECIDED] = url
+                meta[RULES] = carried
+                report = self._report
+                report.allowed_again += 1
+                if report.flush_call is None:
+                    report.schedule_flush()
+                self._crawl(request, *args, **kwargs)
+                return
         if self.admit(request):
             self._crawl(request, *args, **kwargs)
 
@@ -168,7 +169,7 @@ class Gate:
             if verdicts.trail is not None:
                 verdicts.allowed(request, decision)
             return True
-        forbidden = RobotsTxtForbidden(decision.reason)
+        forbidden = RobotsTxtForbidden.of(decision)
         if verdicts.stops(request, forbidden, decision, scheduling=True):
             return self._drop(request, forbidden)
         meta[DECIDED] = url  # shadow mode: let through, counted

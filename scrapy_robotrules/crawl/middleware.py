@@ -122,7 +122,7 @@ class RobotRulesMiddleware:
             if verdicts.trail is not None:
                 verdicts.allowed(request, decision)
         elif decision is not None:
-            forbidden = RobotsTxtForbidden(decision.reason)
+            forbidden = RobotsTxtForbidden.of(decision)
             if verdicts.stops(request, forbidden, decision):
                 self.report.record_drop(request, forbidden)
                 raise forbidden
@@ -161,7 +161,7 @@ class RobotRulesMiddleware:
         if decision.allowed:
             return True
         self.report.count("allowed", -1)
-        forbidden = RobotsTxtForbidden(decision.reason)
+        forbidden = RobotsTxtForbidden.of(decision)
         if manager.verdicts.stops(request, forbidden, decision):
             self.report.record_drop(request, forbidden)
             raise forbidden
