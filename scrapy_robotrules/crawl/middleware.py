@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from scrapy_robotrules.crawl.carried import AGAIN, DECIDED, OFFERED
+from scrapy_robotrules.crawl.carried import AGAIN, DECIDED
 from scrapy_robotrules.crawl.exceptions import (
+    DropReason,
     RobotsTxtForbidden,
     RobotsTxtNotFetched,
     RobotsTxtUnreachable,
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
+
+    from scrapy_robotrules.engine.decision import Decision
 
 __all__ = ["RobotRulesMiddleware"]
 
@@ -100,33 +103,16 @@ class RobotRulesMiddleware:
 
         ``engine.download_async`` callers' requests, which never meet the scheduler.
         """
-        meta = request.meta
-        url = request.url
-        if meta.get(OFFERED) != url:
-            meta[OFFERED] = url
-            self.report.count("offered")
         verdicts = self.manager.verdicts
-        decision = None
+        verdicts.offered(request.meta, request.url)
+        outcome: Decision | DropReason
         try:
-            decision = await self.manager.decide(request)
-        except RobotsTxtUnreachable as exc:
-            if verdicts.stops(request, exc):
-                self.report.record_drop(request, exc)
-                raise
-            # shadow mode: let through, counted
-        except RobotsTxtNotFetched as exc:
-            self.report.record_drop(request, exc)
-            raise
-        if decision is not None and decision.allowed:
-            self.report.count("allowed")
-            if verdicts.trail is not None:
-                verdicts.allowed(request, decision)
-        elif decision is not None:
-            forbidden = RobotsTxtForbidden.of(decision)
-            if verdicts.stops(request, forbidden, decision):
-                self.report.record_drop(request, forbidden)
-                raise forbidden
-        meta[DECIDED] = url
+            outcome = await self.manager.decide(request)
+        except (RobotsTxtUnreachable, RobotsTxtNotFetched) as exc:
+            outcome = exc
+        dropped = verdicts.decided(request, outcome, scheduling=False)
+        if dropped is not None:
+            raise dropped
 
     def _decide_again_later(self, request: Request) -> Request:
         """A request allowed under rules now past their age (or gone), or that would be by the
@@ -153,16 +139,11 @@ class RobotRulesMiddleware:
         the counts still add up).
         Whether it is then paced: not when no decision could be had.
         """
-        manager = self.manager
         try:
-            decision = await manager.decide(request)
+            decision = await self.manager.decide(request)
         except IgnoreRequest:
             return False  # allowed by the rules it was scheduled under
-        if decision.allowed:
-            return True
-        self.report.count("allowed", -1)
-        forbidden = RobotsTxtForbidden.of(decision)
-        if manager.verdicts.stops(request, forbidden, decision):
-            self.report.record_drop(request, forbidden)
-            raise forbidden
+        dropped = self.manager.verdicts.decided(request, decision, scheduling=False, again=True)
+        if dropped is not None:
+            raise dropped
         return True
