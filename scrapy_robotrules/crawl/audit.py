@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
+    from scrapy_robotrules.crawl.operator_config import OperatorConfig
     from scrapy_robotrules.crawl.policy import SitePolicies
     from scrapy_robotrules.crawl.reporting import Reporter
     from scrapy_robotrules.engine.changes import FileChange as Change
@@ -270,6 +271,25 @@ class AuditTrail:
         """Per origin: fetch time, SHA-256 and (until its fetch line) the body parsed."""
         self.policies: SitePolicies | None = None
         """``ROBOTRULES_POLICIES``, set by the manager: each line names the policy that applied."""
+
+    @classmethod
+    def from_config(
+        cls,
+        crawler: Crawler,
+        config: OperatorConfig,
+        *,
+        db: RobotRules,
+        report: Reporter,
+        policies: SitePolicies | None,
+    ) -> AuditTrail | None:
+        """The trail ``ROBOTRULES_AUDIT`` asks for, if any: given to each part that writes to it."""
+        if config.audit is None:
+            return None
+        trail = cls(
+            crawler, config.audit, cap=config.audit_buffer, mode=config.mode, db=db, report=report
+        )
+        trail.policies = policies
+        return trail
 
     def _policy(self, origin: str) -> str | None:
         policies = self.policies

@@ -30,6 +30,7 @@ from scrapy_robotrules.engine.robotstxt import RobotsTxt
 from scrapy_robotrules.engine.stores import CachedStore
 
 if TYPE_CHECKING:
+    from scrapy_robotrules.crawl.audit import AuditTrail
     from scrapy_robotrules.crawl.download import Fetched
     from scrapy_robotrules.crawl.origins import OriginState
     from scrapy_robotrules.crawl.policy import SitePolicies
@@ -50,10 +51,13 @@ class Entries:
         config: RobotRulesConfig,
         reporter: Reporter,
         policies: SitePolicies | None = None,
+        audit: AuditTrail | None = None,
     ) -> None:
         self.db = db
         self.config = config
         self.reporter = reporter
+        self.audit = audit
+        """The audit trail (``ROBOTRULES_AUDIT``), if any: each body parsed."""
         self.policies = policies
         """Per-site policies (policy.py): a policy's ``unauthorized`` replaces the project's."""
 
@@ -110,8 +114,8 @@ class Entries:
         )
         if robots is not None:
             self._archive(body)
-            if self.reporter.audit is not None:
-                self.reporter.audit.parsed(state.name, entry, body)
+            if self.audit is not None:
+                self.audit.parsed(state.name, entry, body)
         if state.outage is not None:
             logger.info(
                 "robots.txt of %(origin)s reachable again after %(seconds).1f s",

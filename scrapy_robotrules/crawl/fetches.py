@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
+    from scrapy_robotrules.crawl.audit import AuditTrail
     from scrapy_robotrules.crawl.download import Downloader
     from scrapy_robotrules.crawl.entries import Entries
     from scrapy_robotrules.crawl.leases import Leases
@@ -60,6 +61,7 @@ class Fetches:
         politeness: Politeness,
         leases: Leases | None,
         tdmrep: TdmRepFiles | None,
+        audit: AuditTrail | None = None,
     ) -> None:
         self.crawler = crawler
         self.config = config
@@ -73,7 +75,9 @@ class Fetches:
         self.origins = Origins(config.cache_size)
         self.pins: PinHolds | None = None
         """``ROBOTRULES_PINNED`` (pinning.py): an origin held by its pin gives up as unreachable."""
-        self.changes = Changes(crawler, db, report)
+        self.audit = audit
+        """The audit trail (``ROBOTRULES_AUDIT``), if any: each fetch's line."""
+        self.changes = Changes(crawler, db, report, audit)
         """A file other than the one it replaces, told of (changes.py)."""
         self._running: set[Deferred[None] | asyncio.Task[None]] = set()
         """The fetches under way (an asyncio loop holds its tasks only weakly)."""
@@ -244,8 +248,8 @@ class Fetches:
             entry = self.entries.unreachable(state, None, state.robots_url, detail)
         seconds = time.monotonic() - started
         self.report.fetched(seconds, state.robots_url, len(self.db), self.db.evicted)
-        if self.report.audit is not None:
-            self.report.audit.fetched(state.name, entry, seconds, state.last_error)
+        if self.audit is not None:
+            self.audit.fetched(state.name, entry, seconds, state.last_error)
         change = self.changes.observe(state.name, previous, entry)
         politeness = self.politeness
         if politeness.note(state.name, entry):

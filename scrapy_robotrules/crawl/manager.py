@@ -41,6 +41,7 @@ from scrapy import signals as scrapy_signals
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.audit import AuditTrail
 from scrapy_robotrules.crawl.carried import (
     AGAIN,
     DECIDED,
@@ -151,6 +152,10 @@ class RobotsManager:
             )
         self.policies = SitePolicies.from_settings(crawler.settings)
         """``ROBOTRULES_POLICIES`` (policy.py): per-site changes to how robots.txt is obeyed."""
+        self.audit = AuditTrail.from_config(
+            crawler, operator, db=self.db, report=self.report, policies=self.policies
+        )
+        """The audit trail (``ROBOTRULES_AUDIT``), given to the parts that write to it."""
         self.politeness = Politeness(crawler, config, self.report, self.db, self.fleet)
         self.politeness.policies = self.policies
         download = Downloader(crawler, config, self.report)
@@ -173,10 +178,11 @@ class RobotsManager:
             self.db,
             report=self.report,
             download=download,
-            entries=Entries(self.db, config, self.report, self.policies),
+            entries=Entries(self.db, config, self.report, self.policies, self.audit),
             politeness=self.politeness,
             leases=self.leases,
             tdmrep=self.tdmrep,
+            audit=self.audit,
         )
         self.origins = self.fetches.origins
         self.slot_wait = self.politeness.slot_wait = SlotWait(crawler, self.fetches)
@@ -185,7 +191,7 @@ class RobotsManager:
         """``ROBOTRULES_PINNED`` (pinning.py): origins held while their file is not pinned."""
         self.fetches.pins = self.pins
         self.parking = Parking(crawler, config, self.report)
-        self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.policies)
+        self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.audit)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
         self.answers = Decisions(ANSWERS)
         """The latest answers by URL (a duplicate offer takes one at the gate)."""

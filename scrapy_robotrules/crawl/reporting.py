@@ -30,7 +30,6 @@ from scrapy_robotrules.crawl.startdenied import DeniedStarts
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.audit import AuditTrail
 
 __all__ = ["BATCHED", "FLUSH_SECONDS", "ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
 
@@ -124,8 +123,6 @@ class Reporter:
         self.summary_lines: list[Callable[[], str | None]] = []
         """More lines for the closing summary (the page directives add theirs)."""
         self._waiting = 0
-        self.audit: AuditTrail | None = None
-        """The audit trail (``ROBOTRULES_AUDIT``): told of each fetch and the body parsed."""
         self.starts = DeniedStarts(crawler)
         """Start requests crawled and denied: the ``robotstxt_denied`` finish reason."""
         quiet_robots_retries()

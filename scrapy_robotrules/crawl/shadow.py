@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from scrapy_robotrules.crawl.audit import AuditTrail
 from scrapy_robotrules.crawl.carried import DECIDED, OFFERED
 from scrapy_robotrules.crawl.exceptions import (
     DropReason,
@@ -42,8 +41,8 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
+    from scrapy_robotrules.crawl.audit import AuditTrail
     from scrapy_robotrules.crawl.operator_config import OperatorConfig
-    from scrapy_robotrules.crawl.policy import SitePolicies
     from scrapy_robotrules.crawl.reporting import Reporter
     from scrapy_robotrules.engine.database import RobotRules
 
@@ -64,24 +63,14 @@ class Verdicts:
         config: OperatorConfig,
         report: Reporter,
         db: RobotRules,
-        policies: SitePolicies | None = None,
+        trail: AuditTrail | None = None,
     ) -> None:
         self.crawler = crawler
         self.shadow = config.shadow
         self.report = report
         self.db = db
-        self.trail: AuditTrail | None = None
-        if config.audit is not None:
-            self.trail = AuditTrail(
-                crawler,
-                config.audit,
-                cap=config.audit_buffer,
-                mode=config.mode,
-                db=db,
-                report=report,
-            )
-            self.trail.policies = policies
-            report.audit = self.trail
+        self.trail = trail
+        """The audit trail (``ROBOTRULES_AUDIT``), if any: each verdict's line."""
         if self.shadow or self.trail is not None:
             crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
