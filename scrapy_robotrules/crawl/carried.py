@@ -80,7 +80,8 @@ only: decided under the next file, it goes on under it, however long it then wai
 Carried = tuple[str, str, float | None, int | None, float | None, str | None]
 """URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry
 was fetched and that entry's generation (see :func:`same_rules`), when its tdmrep.json
-entry was fetched (``None`` if none was asked), and the agent asked about."""
+entry was fetched (``None`` if none was asked), and the request's agent (a site policy
+may have asked about another): the downloader paces it for that agent, not chosen again."""
 
 Answer = tuple[float, int, str, "Decision | None", str, "Carried | None"]
 """When its robots.txt entry was fetched, that entry's generation, the agent asked about, the

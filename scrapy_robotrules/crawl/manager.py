@@ -195,7 +195,8 @@ class RobotsManager:
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
         self.answers = Decisions(ANSWERS)
         """The latest answers by URL (a duplicate offer takes one at the gate)."""
-        self._carrier = Carrier(self.db, self.politeness, self.tdmrep)
+        self.carrier = Carrier(self.db, self.politeness, self.tdmrep)
+        """Whether a carried decision still holds (the downloader middleware asks)."""
         self._carries_answers = not (
             self.policies.any or self.tdmrep is not None or self.verdicts.trail is not None
         )
@@ -266,16 +267,6 @@ class RobotsManager:
             assert state is not None  # _decide made it, to fetch or to wait
             entry = await self.fetches.wait(state)
 
-    def allowed_for(self, request: Request) -> float:
-        """Seconds ``request``'s allowed decision for its URL holds (its rules stay fresh); 0.0
-        when it carries none, or its rules no longer hold."""
-        meta = compat.request_meta(request)
-        carried: Carried | None = None if meta is None else meta.get(RULES)
-        url = compat.request_url(request)
-        if carried is None or carried[0] != url:
-            return 0.0
-        return self._carrier.fresh_for(carried, request)
-
     def refresh_due(self, request: Request) -> bool:
         """Whether the rules of ``request``'s origin must be fetched before it is decided again.
 
@@ -316,7 +307,7 @@ class RobotsManager:
         if self.refresh_due(request):
             return None
         carried: Carried | None = request.meta.get(RULES)
-        if carried is not None and carried[0] == request.url and self._carrier.same_entry(carried):
+        if carried is not None and carried[0] == request.url and self.carrier.same_entry(carried):
             state = self.origins.get(carried[1])
             if state is not None and state.fetching:
                 return None  # sent back for its wait in its slot's queue (slotwait.py)
@@ -356,10 +347,10 @@ class RobotsManager:
             agent = self.politeness.agent(request)
             decision = self.answers.get(url, entry, agent)
             if decision is None:
-                precedence, match = db.precedence, db.agent_match
+                asked, precedence, match = agent, db.precedence, db.agent_match
                 if policy is not None:  # policy.py: another agent, precedence, matching
-                    agent, precedence, match = policy.choose(agent, precedence, match)
-                decision = entry.explain(url, agent, precedence, match)
+                    asked, precedence, match = policy.choose(agent, precedence, match)
+                decision = entry.explain(url, asked, precedence, match)
                 skipped = self.politeness.skipped.get(origin)
                 if skipped is not None or policy is not None:  # policy.py
                     decision = adjusted(decision, policy, skipped)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from scrapy_robotrules.crawl.carried import AGAIN, DECIDED
+from scrapy_robotrules.crawl.carried import AGAIN, DECIDED, RULES, Carried
 from scrapy_robotrules.crawl.exceptions import (
     DropReason,
     RobotsTxtForbidden,
@@ -52,6 +52,7 @@ class RobotRulesMiddleware:
         self.manager = RobotsManager.for_crawler(crawler)
         self.report = self.manager.report
         self.slot_wait = self.manager.slot_wait
+        self.carrier = self.manager.carrier
         self.sitemaps = Sitemaps(crawler, self.manager)
         """Sitemaps from the same fetch (sitemaps.py): a SitemapSpider's robots.txt answered."""
 
@@ -79,10 +80,17 @@ class RobotRulesMiddleware:
             if isinstance(decided, (RobotsTxtForbidden, RobotsTxtUnreachable)):
                 # Decided (and counted) when it was scheduled, let through for its errback.
                 raise decided
+        agent = None
         if decided == url:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.
-            left = manager.allowed_for(request)
-            if left > 0.0:
+            carried: Carried | None = meta.get(RULES)
+            if (
+                carried is not None
+                and carried[0] == url
+                and (left := self.carrier.fresh_for(carried, request)) > 0.0
+            ):
+                # Its decision's agent is the request's still (fresh_for): not chosen again.
+                agent = carried[5]
                 # Still fresh; but near their age, the wait in its slot's queue may outlast them.
                 if left < self.slot_wait.horizon and self.slot_wait.sends_back(request, left):
                     return self._decide_again_later(request)
@@ -94,7 +102,7 @@ class RobotRulesMiddleware:
                     return None
         else:
             await self._decide(request)
-        if (turn := manager.politeness.pace(request)) is not None:
+        if (turn := manager.politeness.pace(request, agent)) is not None:
             await turn
         return None
 
