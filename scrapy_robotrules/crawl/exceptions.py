@@ -9,9 +9,14 @@ was fetched.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robotrules.engine.usage.preferences import USAGE_REFUSAL
+
+if TYPE_CHECKING:
+    from scrapy_robotrules.engine.robots.decision import Decision
 
 __all__ = [
     "TDMREP_REFUSAL",
@@ -27,20 +32,49 @@ TDMREP_REFUSAL = f"{USAGE_REFUSAL} tdm by tdmrep.json"
 """How a decision's note begins when tdmrep.json reserves TDM for its URL."""
 
 
-class RobotsTxtForbidden(IgnoreRequest):
-    """A request dropped because its origin's robots.txt disallows it; ``reason`` says by what."""
+_FORBIDDEN_STATS = {
+    "robots": ("forbidden",),
+    "usage": ("forbidden", "usage/forbidden"),
+    "tdmrep": ("forbidden", "usage/forbidden", "usage/tdmrep/forbidden"),
+}
+"""The ``robotrules/`` stats a forbidden request counts, by what forbade it."""
 
-    def __init__(self, reason: str) -> None:
+
+class RobotsTxtForbidden(IgnoreRequest):
+    """A request dropped because its origin's robots.txt disallows it; ``reason`` says by what.
+
+    ``kind``: ``"robots"`` (its rules), ``"usage"`` (a usage preference of
+    robots.txt refuses a declared purpose) or ``"tdmrep"`` (tdmrep.json
+    reserves text and data mining).
+    """
+
+    def __init__(self, reason: str, kind: str = "robots") -> None:
         self.reason = reason
+        self.kind = kind
+        self.stats: tuple[str, ...] = _FORBIDDEN_STATS[kind]
+        """The ``robotrules/`` stats it counts."""
+        self.builtin = kind == "robots"
+        """Whether Scrapy's own ``robotstxt/forbidden`` counts it (robots.txt's rules forbade)."""
+        self.denies_start = kind != "tdmrep"
+        """Whether a start request it drops is one robots.txt denied (``robotstxt_denied``)."""
         super().__init__(f"Forbidden by robots.txt: {reason}")
 
-    def __reduce__(self) -> tuple[type[RobotsTxtForbidden], tuple[str]]:
+    @classmethod
+    def of(cls, decision: Decision) -> RobotsTxtForbidden:
+        """Why ``decision`` (a disallowing one) drops its request."""
+        return cls(decision.reason, decision.refused_by or "robots")
+
+    def __reduce__(self) -> tuple[type[RobotsTxtForbidden], tuple[str, str]]:
         # Kept in request meta, which JOBDIR crawls pickle.
-        return type(self), (self.reason,)
+        return type(self), (self.reason, self.kind)
 
 
 class RobotsTxtUnreachable(IgnoreRequest):
     """A request dropped because its origin's robots.txt stayed unreachable too long."""
+
+    kind: ClassVar[str] = "unreachable"
+    stats: ClassVar[tuple[str, ...]] = ("unreachable",)
+    """The ``robotrules/`` stats it counts."""
 
     def __init__(self, origin: str, seconds: float, error: str) -> None:
         self.origin = origin
@@ -63,6 +97,9 @@ class RobotsTxtPinMismatch(RobotsTxtUnreachable):
     names both SHA-256 values.
     """
 
+    kind: ClassVar[str] = "pin"
+    stats: ClassVar[tuple[str, ...]] = ("unreachable", "pinned/dropped")
+
     def __init__(self, origin: str, seconds: float, error: str) -> None:
         super().__init__(origin, seconds, error)
         IgnoreRequest.__init__(self, f"{error}: {origin}/robots.txt held for {seconds:.1f} s")
@@ -70,6 +107,10 @@ class RobotsTxtPinMismatch(RobotsTxtUnreachable):
 
 class RobotsTxtNotFetched(IgnoreRequest):
     """A request dropped because the crawl closed before its origin's robots.txt was fetched."""
+
+    kind: ClassVar[str] = "lost"
+    stats: ClassVar[tuple[str, ...]] = ("lost_at_close",)
+    """The ``robotrules/`` stats it counts."""
 
     def __init__(self, origin: str) -> None:
         self.origin = origin

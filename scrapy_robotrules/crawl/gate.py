@@ -42,8 +42,8 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
-from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED, PARKED, RULES
+from scrapy_robotrules.crawl.exceptions import DropReason, RobotsTxtUnreachable
+from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED, PARKED, RULES, same_rules
 from scrapy_robotrules.engine.stores.memory import WeightedLRU
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_robotrules.crawl.manager import RobotsManager
+    from scrapy_robotrules.engine.robots.decision import Decision
 
 __all__ = ["Gate"]
 
@@ -65,7 +66,7 @@ class Gate:
     def __init__(self, crawler: Crawler, manager: RobotsManager) -> None:
         self.crawler = crawler
         self.manager = manager
-        self._dropped: list[tuple[Request, RobotsTxtForbidden | RobotsTxtUnreachable]] = []
+        self._dropped: list[tuple[Request, DropReason]] = []
         """Requests kept out of the scheduler, not yet told of (see :meth:`settle`)."""
         self._crawl: Callable[..., None] = _not_guarding
         """The engine's own ``crawl``, once :meth:`guard` took its place."""
@@ -95,25 +96,23 @@ class Gate:
         carried = None if answer is None else answer[5]
         if carried is not None:
             meta = compat.request_meta(request)
-            if meta is None or (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt")):
-                entry = self._held(carried[1])
-                if (
-                    entry is not None
-                    and id(entry) == carried[3]
-                    and entry.fetched_at == carried[2]
-                    # No User-Agent of its own to ask about instead of the crawler's.
-                    and not (self._request_agents and compat.request_header(request, _AGENT))
-                ):
-                    if meta is None:
-                        meta = request.meta
-                    meta[OFFERED] = meta[DECIDED] = url
-                    meta[RULES] = carried
-                    report = self._report
-                    report.allowed_again += 1
-                    if report.flush_call is None:
-                        report.schedule_flush()
-                    self._crawl(request, *args, **kwargs)
-                    return
+            if (
+                meta is None or (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt"))
+            ) and (
+                same_rules(self._held(carried[1]), carried[3])
+                # No User-Agent of its own to ask about instead of the crawler's.
+                and not (self._request_agents and compat.request_header(request, _AGENT))
+            ):
+                if meta is None:
+                    meta = request.meta
+                meta[OFFERED] = meta[DECIDED] = url
+                meta[RULES] = carried
+                report = self._report
+                report.allowed_again += 1
+                if report.flush_call is None:
+                    report.schedule_flush()
+                self._crawl(request, *args, **kwargs)
+                return
         if self.admit(request):
             self._crawl(request, *args, **kwargs)
 
@@ -128,13 +127,11 @@ class Gate:
         manager = self.manager
         meta = request.meta
         url = compat.request_url(request)
-        report = manager.report
+        verdicts = manager.verdicts
         again = False
-        if meta.get(OFFERED) != url:
-            meta[OFFERED] = url
-            report.count("offered")
+        if verdicts.offered(meta, url):
             if not manager.checks(request):
-                report.count("unchecked")
+                manager.report.count("unchecked")
                 return True
         else:
             decided = meta.get(DECIDED)
@@ -146,40 +143,27 @@ class Gate:
                 return True
             # Back from the downloader, its rules past their age: decided under the next file.
             again = meta.pop(AGAIN, None) == url
-        verdicts = manager.verdicts
+        outcome: Decision | RobotsTxtUnreachable | None
         try:
-            decision = manager.decide_fresh_now(request) if again else manager.decide_now(request)
+            outcome = manager.decide_fresh_now(request) if again else manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
-            if verdicts.stops(request, exc, scheduling=True):
-                return self._drop(request, exc)
-            meta[DECIDED] = url
-            return True
-        if decision is None:
+            outcome = exc
+        if outcome is None:
             if manager.park(request):
                 if meta.get(PARKED) != url:
                     meta[PARKED] = url
-                    report.count("parked")
+                    manager.report.count("parked")
                 return False
             try:
                 manager.hand_over(request)  # the crawl is closing
             except IgnoreRequest:
                 return False
             return True
-        if decision.allowed:
-            report.count("allowed")
-            meta[DECIDED] = url
-            if verdicts.trail is not None:
-                verdicts.allowed(request, decision)
-            return True
-        forbidden = RobotsTxtForbidden(decision.reason)
-        if verdicts.stops(request, forbidden, decision, scheduling=True):
-            return self._drop(request, forbidden)
-        meta[DECIDED] = url  # shadow mode: let through, counted
-        return True
+        dropped = verdicts.decided(request, outcome, scheduling=True)
+        return dropped is None or self._drop(request, dropped)
 
-    def _drop(self, request: Request, exc: RobotsTxtForbidden | RobotsTxtUnreachable) -> bool:
-        """Count and log the drop; whether ``request`` still goes on (for its errback to hear)."""
-        self.manager.report.record_drop(request, exc, scheduling=True)
+    def _drop(self, request: Request, exc: DropReason) -> bool:
+        """Whether ``request``, dropped (counted and logged), still goes on for its errback."""
         if request.errback is not None:
             # The spider wants to know: the middleware raises the same
             # exception Scrapy's own middleware would have, at once.

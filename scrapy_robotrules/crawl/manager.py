@@ -23,7 +23,7 @@ that need its rules wait on it. After a fetch:
   requests dropped with :class:`RobotsTxtUnreachable`, as are its new ones
   until a fetch succeeds.
 
-A request is decided once: its decision carries the identity of its rules
+A request is decided once: its decision carries the generation of its rules
 (:mod:`.carried`) and holds while they do; a URL offered again takes it too.
 The time of day (fetched when, fresh until, unreachable since) is read from
 ``self.db.clock`` alone; timers run on the loop's clock.
@@ -61,6 +61,7 @@ from scrapy_robotrules.crawl.fetching.tdmrep_files import TdmRepFiles
 from scrapy_robotrules.crawl.holding.parking import Parking
 from scrapy_robotrules.crawl.pacing.politeness import Politeness
 from scrapy_robotrules.crawl.pacing.slotwait import SlotWait
+from scrapy_robotrules.crawl.reporting.audit import AuditTrail
 from scrapy_robotrules.crawl.reporting.reporter import STATS_PREFIX, Reporter
 from scrapy_robotrules.crawl.requestmeta import (
     AGAIN,
@@ -150,6 +151,10 @@ class RobotsManager:
             )
         self.policies = SitePolicies.from_settings(crawler.settings)
         """``ROBOTRULES_POLICIES`` (policy.py): per-site changes to how robots.txt is obeyed."""
+        self.audit = AuditTrail.from_config(
+            crawler, operator, db=self.db, report=self.report, policies=self.policies
+        )
+        """The audit trail (``ROBOTRULES_AUDIT``), given to the parts that write to it."""
         self.politeness = Politeness(crawler, config, self.report, self.db, self.fleet)
         self.politeness.policies = self.policies
         download = Downloader(crawler, config, self.report)
@@ -172,10 +177,11 @@ class RobotsManager:
             self.db,
             report=self.report,
             download=download,
-            entries=Entries(self.db, config, self.report, self.policies),
+            entries=Entries(self.db, config, self.report, self.policies, self.audit),
             politeness=self.politeness,
             leases=self.leases,
             tdmrep=self.tdmrep,
+            audit=self.audit,
         )
         self.origins = self.fetches.origins
         self.slot_wait = self.politeness.slot_wait = SlotWait(crawler, self.fetches)
@@ -184,11 +190,12 @@ class RobotsManager:
         """``ROBOTRULES_PINNED`` (pinning.py): origins held while their file is not pinned."""
         self.fetches.pins = self.pins
         self.parking = Parking(crawler, config, self.report)
-        self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.policies)
+        self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.audit)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
         self.answers = Decisions(ANSWERS)
         """The latest answers by URL (a duplicate offer takes one at the gate)."""
-        self._carrier = Carrier(self.db, self.politeness, self.tdmrep)
+        self.carrier = Carrier(self.db, self.politeness, self.tdmrep)
+        """Whether a carried decision still holds (the downloader middleware asks)."""
         self._carries_answers = not (
             self.policies.any or self.tdmrep is not None or self.verdicts.trail is not None
         )
@@ -259,16 +266,6 @@ class RobotsManager:
             assert state is not None  # _decide made it, to fetch or to wait
             entry = await self.fetches.wait(state)
 
-    def allowed_for(self, request: Request) -> float:
-        """Seconds ``request``'s allowed decision for its URL holds (its rules stay fresh); 0.0
-        when it carries none, or its rules no longer hold."""
-        meta = compat.request_meta(request)
-        carried: Carried | None = None if meta is None else meta.get(RULES)
-        url = compat.request_url(request)
-        if carried is None or carried[0] != url:
-            return 0.0
-        return self._carrier.fresh_for(carried, request)
-
     def refresh_due(self, request: Request) -> bool:
         """Whether the rules of ``request``'s origin must be fetched before it is decided again.
 
@@ -309,7 +306,7 @@ class RobotsManager:
         if self.refresh_due(request):
             return None
         carried: Carried | None = request.meta.get(RULES)
-        if carried is not None and carried[0] == request.url and self._carrier.same_entry(carried):
+        if carried is not None and carried[0] == request.url and self.carrier.same_entry(carried):
             state = self.origins.get(carried[1])
             if state is not None and state.fetching:
                 return None  # sent back for its wait in its slot's queue (slotwait.py)
@@ -349,10 +346,10 @@ class RobotsManager:
             agent = self.politeness.agent(request)
             decision = self.answers.get(url, entry, agent)
             if decision is None:
-                precedence, match = db.precedence, db.agent_match
+                asked, precedence, match = agent, db.precedence, db.agent_match
                 if policy is not None:  # policy.py: another agent, precedence, matching
-                    agent, precedence, match = policy.choose(agent, precedence, match)
-                decision = entry.explain(url, agent, precedence, match)
+                    asked, precedence, match = policy.choose(agent, precedence, match)
+                decision = entry.explain(url, asked, precedence, match)
                 skipped = self.politeness.skipped.get(origin)
                 if skipped is not None or policy is not None:  # policy.py
                     decision = adjusted(decision, policy, skipped)
@@ -373,7 +370,7 @@ class RobotsManager:
                 tdm_at = tdm.fetched_at
             # --- end usage preferences
             if decision.allowed:
-                meta[RULES] = (url, origin, entry.fetched_at, id(entry), tdm_at, agent)
+                meta[RULES] = (url, origin, entry.fetched_at, entry.generation, tdm_at, agent)
             else:
                 meta[RULES] = (url, origin, None, None, None, None)
             return decision

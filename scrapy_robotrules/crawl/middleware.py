@@ -19,12 +19,13 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from scrapy_robotrules.crawl.deciding.verdicts import SHADOWED
 from scrapy_robotrules.crawl.exceptions import (
+    DropReason,
     RobotsTxtForbidden,
     RobotsTxtNotFetched,
     RobotsTxtUnreachable,
 )
 from scrapy_robotrules.crawl.manager import RobotsManager
-from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED
+from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, RULES, Carried
 from scrapy_robotrules.crawl.sitemaps import Sitemaps
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
+
+    from scrapy_robotrules.engine.robots.decision import Decision
 
 __all__ = ["RobotRulesMiddleware"]
 
@@ -49,6 +52,7 @@ class RobotRulesMiddleware:
         self.manager = RobotsManager.for_crawler(crawler)
         self.report = self.manager.report
         self.slot_wait = self.manager.slot_wait
+        self.carrier = self.manager.carrier
         self.sitemaps = Sitemaps(crawler, self.manager)
         """Sitemaps from the same fetch (sitemaps.py): a SitemapSpider's robots.txt answered."""
 
@@ -76,10 +80,17 @@ class RobotRulesMiddleware:
             if isinstance(decided, (RobotsTxtForbidden, RobotsTxtUnreachable)):
                 # Decided (and counted) when it was scheduled, let through for its errback.
                 raise decided
+        agent = None
         if decided == url:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.
-            left = manager.allowed_for(request)
-            if left > 0.0:
+            carried: Carried | None = meta.get(RULES)
+            if (
+                carried is not None
+                and carried[0] == url
+                and (left := self.carrier.fresh_for(carried, request)) > 0.0
+            ):
+                # Its decision's agent is the request's still (fresh_for): not chosen again.
+                agent = carried[5]
                 # Still fresh; but near their age, the wait in its slot's queue may outlast them.
                 if left < self.slot_wait.horizon and self.slot_wait.sends_back(request, left):
                     return self._decide_again_later(request)
@@ -91,7 +102,7 @@ class RobotRulesMiddleware:
                     return None
         else:
             await self._decide(request)
-        if (turn := manager.politeness.pace(request)) is not None:
+        if (turn := manager.politeness.pace(request, agent)) is not None:
             await turn
         return None
 
@@ -100,33 +111,16 @@ class RobotRulesMiddleware:
 
         ``engine.download_async`` callers' requests, which never meet the scheduler.
         """
-        meta = request.meta
-        url = request.url
-        if meta.get(OFFERED) != url:
-            meta[OFFERED] = url
-            self.report.count("offered")
         verdicts = self.manager.verdicts
-        decision = None
+        verdicts.offered(request.meta, request.url)
+        outcome: Decision | DropReason
         try:
-            decision = await self.manager.decide(request)
-        except RobotsTxtUnreachable as exc:
-            if verdicts.stops(request, exc):
-                self.report.record_drop(request, exc)
-                raise
-            # shadow mode: let through, counted
-        except RobotsTxtNotFetched as exc:
-            self.report.record_drop(request, exc)
-            raise
-        if decision is not None and decision.allowed:
-            self.report.count("allowed")
-            if verdicts.trail is not None:
-                verdicts.allowed(request, decision)
-        elif decision is not None:
-            forbidden = RobotsTxtForbidden(decision.reason)
-            if verdicts.stops(request, forbidden, decision):
-                self.report.record_drop(request, forbidden)
-                raise forbidden
-        meta[DECIDED] = url
+            outcome = await self.manager.decide(request)
+        except (RobotsTxtUnreachable, RobotsTxtNotFetched) as exc:
+            outcome = exc
+        dropped = verdicts.decided(request, outcome, scheduling=False)
+        if dropped is not None:
+            raise dropped
 
     def _decide_again_later(self, request: Request) -> Request:
         """A request allowed under rules now past their age (or gone), or that would be by the
@@ -153,16 +147,11 @@ class RobotRulesMiddleware:
         the counts still add up).
         Whether it is then paced: not when no decision could be had.
         """
-        manager = self.manager
         try:
-            decision = await manager.decide(request)
+            decision = await self.manager.decide(request)
         except IgnoreRequest:
             return False  # allowed by the rules it was scheduled under
-        if decision.allowed:
-            return True
-        self.report.count("allowed", -1)
-        forbidden = RobotsTxtForbidden(decision.reason)
-        if manager.verdicts.stops(request, forbidden, decision):
-            self.report.record_drop(request, forbidden)
-            raise forbidden
+        dropped = self.manager.verdicts.decided(request, decision, scheduling=False, again=True)
+        if dropped is not None:
+            raise dropped
         return True

@@ -2,9 +2,10 @@
 
 The extension decides a request when it is scheduled; the downloader
 middleware, its final gate, reuses that decision while the rules it was made
-with still hold (:mod:`.deciding.reuse`). The keys below are what passes
-between them, and between the parking, politeness and fleet turns that
-follow: the origin of the URL is computed once and carried too.
+with still hold (:mod:`.deciding.reuse`): :func:`same_rules` is the one test
+of "the same rules". The keys below are what passes between them, and
+between the parking, politeness and fleet turns that follow: the origin of
+the URL is computed once and carried too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from scrapy_robotrules.engine.robots.urls import origin_of
 if TYPE_CHECKING:
     from scrapy import Request
 
+    from scrapy_robotrules.engine.stores import Entry
+
 __all__ = [
     "AGAIN",
     "DECIDED",
@@ -27,6 +30,7 @@ __all__ = [
     "STALE",
     "Carried",
     "origin_for",
+    "same_rules",
 ]
 
 DECIDED = "robotrules_decided"
@@ -58,14 +62,25 @@ reached the downloader waits for the next file instead (:data:`AGAIN`)."""
 
 SENT_BACK = "_robotrules_sent_back"
 """Request meta key: the URL sent back from the downloader (:data:`AGAIN`) because its rules
-would be past their age before it left its download slot's queue (:mod:`.pacing.slotwait`). Once
+would be past their age before it left its download slot's queue (:mod:`.slotwait`). Once
 only: decided under the next file, it goes on under it, however long it then waits there
 (no file is fresh for longer than its age, a wait in the queue may be longer)."""
 
 Carried = tuple[str, str, float | None, int | None, float | None, str | None]
 """URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry
-was fetched and that entry's identity, when its tdmrep.json entry was fetched (``None``
-if none was asked), and the agent asked about."""
+was fetched and that entry's generation (see :func:`same_rules`), when its tdmrep.json
+entry was fetched (``None`` if none was asked), and the request's agent (a site policy
+may have asked about another): the downloader paces it for that agent, not chosen again."""
+
+
+def same_rules(entry: Entry | None, generation: int | None) -> bool:
+    """Whether ``entry`` is the very robots.txt entry a decision carrying ``generation`` was
+    made under: the one test of "the same rules" for carried decisions and kept answers.
+
+    An entry's generation is never given to another entry, not even one of a later
+    process, so a decision never holds for a file it was not made under.
+    """
+    return entry is not None and entry.generation == generation
 
 
 def origin_for(request: Request) -> str:

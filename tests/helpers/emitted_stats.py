@@ -7,7 +7,9 @@ or an f-string, becomes a template: module constants (``STATS_PREFIX``) are
 put in, a loop variable over a literal tuple gives one key per value, any
 other expression is ``{}`` (any text). The helpers' own bodies, which pass
 on their caller's key, are not read (:data:`PASS_ON`). ``"a" if x else "b"`` gives both keys, and a
-variable holding a key is followed to the string assigned to it.
+variable holding a key is followed to the string assigned to it. A drop reason declares the
+stats it counts (the reporter counts whatever it names): a tuple of keys assigned to
+``stats`` or to a name ending in ``_STATS``, or a dict of such tuples.
 """
 
 from __future__ import annotations
@@ -132,11 +134,32 @@ def _calls(tree: ast.Module) -> Iterator[tuple[ast.AST, ast.Call]]:
                     yield function, node
 
 
+def _declared(tree: ast.Module) -> Iterator[str]:
+    """The keys a drop reason declares it counts (``stats = ("unreachable",)``), prefixed."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+        if name != "stats" and not name.endswith("_STATS"):
+            continue
+        tuples = value.values if isinstance(value, ast.Dict) else [value]
+        for keys in tuples:
+            if isinstance(keys, ast.Tuple):
+                for key in keys.elts:
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                        yield PREFIX + key.value
+
+
 def emitted(paths: list[Path]) -> set[str]:
     """Every stats key template the modules at ``paths`` set: ``robotrules/page/{}`` ..."""
     keys: set[str] = set()
     for path in paths:
         tree = ast.parse(path.read_text(encoding="utf-8"))
+        keys.update(_declared(tree))
         constants = _constants(tree)
         for function, call in _calls(tree):
             func = call.func

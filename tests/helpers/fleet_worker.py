@@ -138,8 +138,10 @@ def record_turns(
             turns[origin].append([before, wait, time.time()])
         return wait
 
-    def recording_pace(request: Request) -> Coroutine[Any, Any, None] | None:
-        turn = pace(request)
+    def recording_pace(
+        request: Request, agent: str | None = None
+    ) -> Coroutine[Any, Any, None] | None:
+        turn = pace(request, agent)
         if turn is None:
             return None
         waited = turn

@@ -1,9 +1,10 @@
 """Whether a decision a request carries still holds, and the latest answers by URL (SPEC 7, 8).
 
 A decision is carried (:mod:`..requestmeta`) while the rules it was made
-with still hold: same URL, same robots.txt entry (and tdmrep.json entry),
-still fresh. A redirect (another URL), a refresh or a new origin's rules make
-it decided again.
+with still hold: same URL, same robots.txt entry (by its generation, see
+:func:`..requestmeta.same_rules`; and tdmrep.json entry), still fresh. A
+redirect (another URL), a refresh or a new origin's rules make it decided
+again.
 
 A spider offers the same URL many times (links every page repeats), and
 each offer is decided before the scheduler's duplicate filter drops it:
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_robotrules.crawl.requestmeta import Carried
+from scrapy_robotrules.crawl.requestmeta import Carried, same_rules
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["Answer", "Carrier", "Decisions"]
 
 Answer = tuple[float, int, str, "Decision | None", str, "Carried | None"]
-"""When its robots.txt entry was fetched, that entry's identity, the agent asked about, the
+"""When its robots.txt entry was fetched, that entry's generation, the agent asked about, the
 decision, the origin, and what a duplicate offer that may take it at once carries (see
 ``gate.py``; ``None`` if none may): allowed, for the crawler's own agent, with nothing else
 to ask. Such an answer keeps no decision: a crawl's every URL would keep one alive (an
@@ -40,8 +41,8 @@ is decided again."""
 class Decisions:
     """The rules' latest answers by URL, each for one robots.txt entry and agent; bounded.
 
-    An entry is known by when it was fetched and its identity (no reference
-    is kept: an evicted file's memory goes with it). An answer for another
+    An entry is known by its generation (no reference is kept: an evicted
+    file's memory goes with it). An answer for another
     entry or agent is no answer.
     """
 
@@ -54,8 +55,8 @@ class Decisions:
         answer = self.by_url.get(url)
         if answer is None:
             return None
-        fetched_at, identity, asked, decision, _, _ = answer
-        if fetched_at != entry.fetched_at or identity != id(entry) or asked != agent:
+        _, generation, asked, decision, _, _ = answer
+        if not same_rules(entry, generation) or asked != agent:
             return None
         return decision
 
@@ -63,10 +64,10 @@ class Decisions:
         self, url: str, origin: str, entry: Entry, agent: str, decision: Decision, *, again: bool
     ) -> None:
         answers = self.by_url
-        fetched_at, identity = entry.fetched_at, id(entry)
-        carried = (url, origin, fetched_at, identity, None, agent) if again else None
+        fetched_at, generation = entry.fetched_at, entry.generation
+        carried = (url, origin, fetched_at, generation, None, agent) if again else None
         kept = None if again else decision
-        answers[url] = (fetched_at, identity, agent, kept, origin, carried)
+        answers[url] = (fetched_at, generation, agent, kept, origin, carried)
         if len(answers) > self.size:
             del answers[next(iter(answers))]
 
@@ -85,11 +86,11 @@ class Carrier:
 
         Deciding again meanwhile would give the same answer and start no fetch.
         """
-        _, origin, fetched_at, identity, tdm_at, agent = carried
+        _, origin, fetched_at, generation, tdm_at, agent = carried
         if fetched_at is None:
             return 0.0
         entry = self.db.store.get(origin)
-        if entry is None or id(entry) != identity or entry.fetched_at != fetched_at:
+        if entry is None or not same_rules(entry, generation):
             return 0.0
         now = self.db.clock()
         left = entry.fresh_until - now
@@ -107,8 +108,7 @@ class Carrier:
     def same_entry(self, carried: Carried) -> bool:
         """Whether the origin's robots.txt entry is still the one an allowed decision was made
         under, fresh or not (its next one not yet at hand)."""
-        _, origin, fetched_at, identity, _, _ = carried
+        _, origin, fetched_at, generation, _, _ = carried
         if fetched_at is None:
             return False
-        entry = self.db.store.get(origin)
-        return entry is not None and id(entry) == identity and entry.fetched_at == fetched_at
+        return same_rules(self.db.store.get(origin), generation)

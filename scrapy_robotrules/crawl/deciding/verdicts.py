@@ -1,4 +1,11 @@
-"""What is done with each decision: enforced, or let through in shadow mode; and audited.
+"""What follows each decision, at the gate and the downloader alike: counted, enforced or let
+through in shadow mode, audited.
+
+:meth:`Verdicts.decided` is the one place where a decision (or why none could be had)
+becomes its counts, its drop and its audit line; the gate (as a request is scheduled)
+and the downloader middleware (a request that never met the scheduler, or one decided
+again) only say where they stand and what they do with a drop (keep it out of the
+scheduler, raise it).
 
 Shadow mode (``ROBOTRULES_MODE = "shadow"``) is a dry run: every
 request is decided exactly as in enforce mode, waiting for its robots.txt
@@ -16,13 +23,19 @@ SPEC 7 (a verdict says why) and 8 (the final gate, here only watched).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden, RobotsTxtUnreachable
+from scrapy_robotrules.crawl.exceptions import (
+    DropReason,
+    RobotsTxtForbidden,
+    RobotsTxtNotFetched,
+    RobotsTxtUnreachable,
+)
 from scrapy_robotrules.crawl.reporting.audit import AuditTrail
 from scrapy_robotrules.crawl.reporting.log import shown
+from scrapy_robotrules.crawl.requestmeta import DECIDED, OFFERED
 from scrapy_robotrules.engine.robots.decision import Decision
 
 if TYPE_CHECKING:
@@ -30,7 +43,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_robotrules.crawl.config.operator import OperatorConfig
-    from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
+    from scrapy_robotrules.crawl.reporting.audit import AuditTrail
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.robots.database import RobotRules
 
@@ -51,33 +64,70 @@ class Verdicts:
         config: OperatorConfig,
         report: Reporter,
         db: RobotRules,
-        policies: SitePolicies | None = None,
+        trail: AuditTrail | None = None,
     ) -> None:
         self.crawler = crawler
         self.shadow = config.shadow
         self.report = report
         self.db = db
-        self.trail: AuditTrail | None = None
-        if config.audit is not None:
-            self.trail = AuditTrail(
-                crawler,
-                config.audit,
-                cap=config.audit_buffer,
-                mode=config.mode,
-                db=db,
-                report=report,
-            )
-            self.trail.policies = policies
-            report.audit = self.trail
+        self.trail = trail
+        """The audit trail (``ROBOTRULES_AUDIT``), if any: each verdict's line."""
         if self.shadow or self.trail is not None:
             crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
-    def allowed(self, request: Request, decision: Decision) -> None:
-        """An allowed request: its audit line, if there is a trail."""
-        if self.trail is not None:
-            self.trail.request(request, decision, "allowed")
+    def offered(self, meta: dict[str, Any], url: str) -> bool:
+        """Count a request offered for ``url``, once per URL its lineage reaches (a parked
+        request offered again, a retry, is not counted again): whether it was counted."""
+        if meta.get(OFFERED) == url:
+            return False
+        meta[OFFERED] = url
+        self.report.count("offered")
+        return True
 
-    def stops(
+    def decided(
+        self,
+        request: Request,
+        outcome: Decision | DropReason,
+        *,
+        scheduling: bool,
+        again: bool = False,
+    ) -> DropReason | None:
+        """What follows the decision on ``request`` (or why none could be had): why it is to
+        be dropped, or ``None`` when it goes on, marked decided for its URL.
+
+        Counts it (``allowed``, or through :meth:`.Reporter.record_drop`), writes its
+        audit line and, in shadow mode, lets a drop through (:meth:`stops`).
+        ``scheduling``: decided at the gate, before the scheduler, rather than at
+        the downloader. ``again``: a request allowed (and counted) when it was
+        scheduled, decided again under newer rules: counted only if they now
+        forbid it (moved from allowed to forbidden, so the counts still add up).
+        """
+        report = self.report
+        decision: Decision | None = None
+        reason: DropReason
+        if isinstance(outcome, Decision):
+            if outcome.allowed:
+                if not again:
+                    report.count("allowed")
+                    request.meta[DECIDED] = request.url
+                    if self.trail is not None:
+                        self.trail.request(request, outcome, "allowed")
+                return None
+            if again:
+                report.count("allowed", -1)
+            decision, reason = outcome, RobotsTxtForbidden.of(outcome)
+        else:
+            reason = outcome
+        # The crawl closed on it: nothing to enforce or audit, only to count.
+        if isinstance(reason, RobotsTxtNotFetched) or self._stops(
+            request, reason, decision, scheduling=scheduling
+        ):
+            report.record_drop(request, reason, scheduling=scheduling)
+            return reason
+        request.meta[DECIDED] = request.url  # shadow mode: let through, counted
+        return None
+
+    def _stops(
         self,
         request: Request,
         exc: RobotsTxtForbidden | RobotsTxtUnreachable,

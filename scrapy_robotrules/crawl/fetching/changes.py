@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from twisted.internet.defer import Deferred
 
+    from scrapy_robotrules.crawl.reporting.audit import AuditTrail
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
@@ -39,10 +40,14 @@ __all__ = ["Change", "Changes"]
 class Changes:
     """Tells of each file replaced by a different one, in the crawler's stats, log and trail."""
 
-    def __init__(self, crawler: Crawler, db: RobotRules, report: Reporter) -> None:
+    def __init__(
+        self, crawler: Crawler, db: RobotRules, report: Reporter, audit: AuditTrail | None = None
+    ) -> None:
         self.crawler = crawler
         self.db = db
         self.report = report
+        self.audit = audit
+        """The audit trail (``ROBOTRULES_AUDIT``), if any: each change's line."""
         self._sending: set[Deferred[None]] = set()
 
     def observe(self, origin: str, previous: Entry | None, entry: Entry) -> Change | None:
@@ -74,8 +79,8 @@ class Changes:
             },
             extra=self.report.spider,
         )
-        if self.report.audit is not None:
-            self.report.audit.changed(change, db.agent, entry.fetched_at)
+        if self.audit is not None:
+            self.audit.changed(change, db.agent, entry.fetched_at)
         return change
 
     async def send(self, change: Change, request: Request | None) -> None:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
     from scrapy_robotrules.crawl.fetching.download import Fetched
     from scrapy_robotrules.crawl.fetching.origins import OriginState
+    from scrapy_robotrules.crawl.reporting.audit import AuditTrail
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
@@ -50,10 +51,13 @@ class Entries:
         config: RobotRulesConfig,
         reporter: Reporter,
         policies: SitePolicies | None = None,
+        audit: AuditTrail | None = None,
     ) -> None:
         self.db = db
         self.config = config
         self.reporter = reporter
+        self.audit = audit
+        """The audit trail (``ROBOTRULES_AUDIT``), if any: each body parsed."""
         self.policies = policies
         """Per-site policies (site policies): a policy's ``unauthorized`` replaces the project's."""
 
@@ -110,8 +114,8 @@ class Entries:
         )
         if robots is not None:
             self._archive(body)
-            if self.reporter.audit is not None:
-                self.reporter.audit.parsed(state.name, entry, body)
+            if self.audit is not None:
+                self.audit.parsed(state.name, entry, body)
         if state.outage is not None:
             logger.info(
                 "robots.txt of %(origin)s reachable again after %(seconds).1f s",

@@ -6,7 +6,8 @@ background; an unreachable robots.txt is fetched again after its back-off
 while requests wait, and after ``ROBOTRULES_UNREACHABLE_TIMEOUT`` its waiting
 requests are woken to be dropped. A fetch goes through a fleet lease when a
 shared store is set, then tdmrep.json follows when the crawl declares ``tdm``.
-Each fetch wakes who waits with the origin's new entry.
+Each fetch wakes who waits with the origin's new entry, and is told of:
+``robotrules_fetched`` and Scrapy's own ``robots_parsed``.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl import compat, signals
 from scrapy_robotrules.crawl.exceptions import FetchClosing
 from scrapy_robotrules.crawl.fetching.changes import Changes
 from scrapy_robotrules.crawl.fetching.origins import Origins, OriginState, wake
 from scrapy_robotrules.crawl.reporting.log import logger
+from scrapy_robotrules.crawl.robotparser import RobotParser
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.fetching.pinning import PinHolds
     from scrapy_robotrules.crawl.fetching.tdmrep_files import TdmRepFiles
     from scrapy_robotrules.crawl.pacing.politeness import Politeness
+    from scrapy_robotrules.crawl.reporting.audit import AuditTrail
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
@@ -58,6 +61,7 @@ class Fetches:
         politeness: Politeness,
         leases: Leases | None,
         tdmrep: TdmRepFiles | None,
+        audit: AuditTrail | None = None,
     ) -> None:
         self.crawler = crawler
         self.config = config
@@ -71,8 +75,10 @@ class Fetches:
         self.origins = Origins(config.cache_size)
         self.pins: PinHolds | None = None
         """``ROBOTRULES_PINNED`` (pinning.py): an origin held by its pin gives up as unreachable."""
-        self.changes = Changes(crawler, db, report)
-        """A file other than the one it replaces, told of (fetching/changes.py)."""
+        self.audit = audit
+        """The audit trail (``ROBOTRULES_AUDIT``), if any: each fetch's line."""
+        self.changes = Changes(crawler, db, report, audit)
+        """A file other than the one it replaces, told of (changes.py)."""
         self._running: set[Deferred[None] | asyncio.Task[None]] = set()
         """The fetches under way (an asyncio loop holds its tasks only weakly)."""
 
@@ -242,8 +248,8 @@ class Fetches:
             entry = self.entries.unreachable(state, None, state.robots_url, detail)
         seconds = time.monotonic() - started
         self.report.fetched(seconds, state.robots_url, len(self.db), self.db.evicted)
-        if self.report.audit is not None:
-            self.report.audit.fetched(state.name, entry, seconds, state.last_error)
+        if self.audit is not None:
+            self.audit.fetched(state.name, entry, seconds, state.last_error)
         change = self.changes.observe(state.name, previous, entry)
         politeness = self.politeness
         if politeness.note(state.name, entry):
@@ -251,13 +257,31 @@ class Fetches:
             if politeness.fleet is not None:
                 # The robots.txt request itself was the origin's latest visit.
                 politeness.fleet.reserve(state.name, politeness.crawl_delay(trigger) or 0.0)
-        db = self.db
-        await self.report.send_signals(
-            state.name, entry, trigger, precedence=db.precedence, agent_match=db.agent_match
-        )
+        await self._send_signals(state.name, entry, trigger)
         if change is not None:
             await self.changes.send(change, trigger)
         return entry
+
+    async def _send_signals(self, origin: str, entry: Entry, trigger: Request) -> None:
+        """``robots_parsed`` (Scrapy's, for fetched rules) and ``robotrules_fetched``."""
+        fetched_robots = entry.robots if entry.outcome is Outcome.RULES else None
+        if fetched_robots is not None and compat.ROBOTS_PARSED is not None:
+            db = self.db
+            parser = RobotParser(
+                fetched_robots, precedence=db.precedence, agent_match=db.agent_match
+            )
+            await compat.send_signal(
+                self.crawler, compat.ROBOTS_PARSED, robotparser=parser, request=trigger
+            )
+        await compat.send_signal(
+            self.crawler,
+            signals.robotrules_fetched,
+            origin=origin,
+            robots=fetched_robots,
+            outcome=entry.outcome,
+            status=entry.status,
+            request=trigger,
+        )
 
     def close(self) -> None:
         """Cancel the timers of every origin (the spider is closed)."""

@@ -172,7 +172,9 @@ class TdmRepFiles:
         if not refused:
             return decision
         said = "; ".join(str(p) for p in refused)
-        return replace(decision, allowed=False, note=f"{TDMREP_REFUSAL}: {said}")
+        return replace(
+            decision, allowed=False, note=f"{TDMREP_REFUSAL}: {said}", refused_by="tdmrep"
+        )
 
     def _inc(self, key: str) -> None:
         self.report.inc(f"{STATS}{key}")

@@ -259,9 +259,13 @@ class Politeness:
             action="clamp",  # "skip" drops the site's requests before they are paced
         ).delay
 
-    def crawl_delay(self, request: Request) -> float | None:
-        """Seconds to keep between requests to the origin of ``request``, if its rules ask."""
-        agent = self.agent(request)
+    def crawl_delay(self, request: Request, agent: str | None = None) -> float | None:
+        """Seconds to keep between requests to the origin of ``request``, if its rules ask.
+
+        ``agent``: the one its decision asked about, when the caller has it (not chosen again).
+        """
+        if agent is None:
+            agent = self.agent(request)
         if agent is not self.db.agent and self._others(agent):
             # Another agent's delay, read from its rules (no memo: rare).
             if not self.config.crawl_delay:
@@ -294,10 +298,9 @@ class Politeness:
         """
         if self.fleet is not None and self.fleet.available and not self._own_floor:
             return  # the fleet's turns keep the delay (see pace)
-        self._raise_slot_delay(request)
+        self._raise_slot_delay(request, self.crawl_delay(request))
 
-    def _raise_slot_delay(self, request: Request) -> None:
-        delay = self.crawl_delay(request)
+    def _raise_slot_delay(self, request: Request, delay: float | None) -> None:
         slot = self._slot(request) if delay is not None else None
         if delay is None or slot is None:
             return
@@ -312,7 +315,7 @@ class Politeness:
     def _slot(self, request: Request) -> Slot | None:
         return compat.download_slot(self.crawler, request)
 
-    def pace(self, request: Request) -> Coroutine[Any, Any, None] | None:
+    def pace(self, request: Request, agent: str | None = None) -> Coroutine[Any, Any, None] | None:
         """Keep the origin's delay: the wait for its next fleet-wide turn, if there is one.
 
         With a shared store, every crawler books its requests to a delayed
@@ -323,6 +326,7 @@ class Politeness:
         (or while it does not answer) the slot's delay keeps it, as
         :meth:`apply_crawl_delay` says. ``None`` (nothing to await) for every
         request without a fleet turn: most of them, at no coroutine's cost.
+        ``agent``: as for :meth:`crawl_delay`; the delay is found once, for both.
         """
         if not (
             self._asked
@@ -330,12 +334,12 @@ class Politeness:
             or (self.request_agents and compat.request_header(request, b"User-Agent"))
         ):
             return None  # no delay asked of the crawler's agent, and no other agent to ask
-        delay = self.crawl_delay(request)
+        delay = self.crawl_delay(request, agent)
         if delay is None:
             return None
         fleet = self.fleet
         if fleet is None:
-            self.apply_crawl_delay(request)
+            self._raise_slot_delay(request, delay)
             return None
         return self._fleet_turn(request, delay, fleet)
 
@@ -348,7 +352,7 @@ class Politeness:
         for _ in range(MAX_REBOOKINGS + 1):
             wait = fleet.reserve(origin, gap)
             if wait is None:
-                self._raise_slot_delay(request)  # the store is down: this crawler alone
+                self._raise_slot_delay(request, delay)  # the store is down: this crawler alone
                 return
             if wait <= 0:
                 break

@@ -54,7 +54,9 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
+    from scrapy_robotrules.crawl.config.operator import OperatorConfig
     from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.robots.robotstxt import Decision
     from scrapy_robotrules.engine.robots.rule_changes import FileChange as Change
@@ -286,6 +288,25 @@ class AuditTrail:
         """Per origin: fetch time, SHA-256 and (until its fetch line) the body parsed."""
         self.policies: SitePolicies | None = None
         """``ROBOTRULES_POLICIES``, set by the manager: each line names the policy that applied."""
+
+    @classmethod
+    def from_config(
+        cls,
+        crawler: Crawler,
+        config: OperatorConfig,
+        *,
+        db: RobotRules,
+        report: Reporter,
+        policies: SitePolicies | None,
+    ) -> AuditTrail | None:
+        """The trail ``ROBOTRULES_AUDIT`` asks for, if any: given to each part that writes to it."""
+        if config.audit is None:
+            return None
+        trail = cls(
+            crawler, config.audit, cap=config.audit_buffer, mode=config.mode, db=db, report=report
+        )
+        trail.policies = policies
+        return trail
 
     def _policy(self, origin: str) -> str | None:
         policies = self.policies

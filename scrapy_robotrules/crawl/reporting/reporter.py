@@ -1,10 +1,9 @@
-"""What a crawl tells of its robots.txt: stats, log lines, signals and the closing summary.
+"""What a crawl tells of its robots.txt: stats, log lines and the closing summary.
 
 Every ``robotrules/`` stat of the manager's parts is counted here (and
-Scrapy's own ``robotstxt/*`` stats, through :mod:`.reporting.builtin_stats`), every
-dropped request logged here (without the credentials of its URL), and the
-package's signals sent from here: ``robotrules_fetched`` and Scrapy's own
-``robots_parsed`` after each fetch. SPEC 7 (why a request was dropped) and
+Scrapy's own ``robotstxt/*`` stats, through :mod:`.builtin_stats`), and every
+dropped request logged here (without the credentials of its URL), counted by
+the stats its reason names (:mod:`.exceptions`). SPEC 7 (why a request was dropped) and
 SPEC 8 (unreachable and lost requests, counted and logged).
 """
 
@@ -18,28 +17,19 @@ from typing import TYPE_CHECKING
 from scrapy import Request
 from scrapy import signals as scrapy_signals
 
-from scrapy_robotrules.crawl import compat, signals
+from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.exceptions import (
-    TDMREP_REFUSAL,
     DropReason,
     RobotsTxtNotFetched,
-    RobotsTxtPinMismatch,
     RobotsTxtUnreachable,
 )
 from scrapy_robotrules.crawl.reporting.builtin_stats import BuiltinStats
 from scrapy_robotrules.crawl.reporting.log import logger, shown
 from scrapy_robotrules.crawl.reporting.startdenied import DeniedStarts
-from scrapy_robotrules.crawl.robotparser import RobotParser
-from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
-from scrapy_robotrules.engine.usage.preferences import USAGE_REFUSAL
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.reporting.audit import AuditTrail
-    from scrapy_robotrules.engine.robots.agents import AgentMatch
-    from scrapy_robotrules.engine.robots.precedence import Precedence
-    from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["BATCHED", "FLUSH_SECONDS", "ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
 
@@ -103,8 +93,6 @@ class Reporter:
         self.summary_lines: list[Callable[[], str | None]] = []
         """More lines for the closing summary (the page directives add theirs)."""
         self._waiting = 0
-        self.audit: AuditTrail | None = None
-        """The audit trail (``ROBOTRULES_AUDIT``): told of each fetch and the body parsed."""
         self.starts = DeniedStarts(crawler)
         """Start requests crawled and denied: the ``robotstxt_denied`` finish reason."""
         quiet_robots_retries()
@@ -194,30 +182,24 @@ class Reporter:
 
         ``scheduling``: dropped before the scheduler's duplicate filter (the
         gate), where Scrapy's ``robotstxt/forbidden`` counts a request once
-        per fingerprint (see :mod:`.reporting.builtin_stats`).
+        per fingerprint (see :mod:`.builtin_stats`). The stats are those
+        the reason names (its ``stats``), whatever its kind.
         """
         if isinstance(exc, RobotsTxtNotFetched):
             self.lost([request])
-        elif isinstance(exc, RobotsTxtUnreachable):
-            self.count("unreachable")
-            if isinstance(exc, RobotsTxtPinMismatch):  # fetching/pinning.py
-                self.inc("pinned/dropped")
+            return
+        for key in exc.stats:
+            self._inc_value(f"{STATS_PREFIX}{key}", 1)
+        if isinstance(exc, RobotsTxtUnreachable):
             logger.debug(
                 "Dropped %(request)s: %(reason)s",
                 {"request": shown(request), "reason": exc},
                 extra=self.spider,
             )
         else:
-            self.count("forbidden")
-            tdmrep = False
-            if USAGE_REFUSAL in exc.reason:  # usage preferences (usage.py)
-                self.inc("usage/forbidden")
-                if TDMREP_REFUSAL in exc.reason:
-                    self.inc("usage/tdmrep/forbidden")
-                    tdmrep = True
-            else:
+            if exc.builtin:
                 self.builtin.forbidden(request, scheduling=scheduling)
-            if not tdmrep:
+            if exc.denies_start:
                 self.starts.denied(request)
             logger.debug(
                 "Forbidden by robots.txt: %(request)s %(reason)s",
@@ -266,29 +248,3 @@ class Reporter:
             seconds, url = self.slowest
             text += f"; slowest robots.txt: {url} ({seconds:.2f} s)"
         return "\n".join([text, *filter(None, (line() for line in self.summary_lines))])
-
-    async def send_signals(
-        self,
-        origin: str,
-        entry: Entry,
-        trigger: Request,
-        *,
-        precedence: Precedence,
-        agent_match: AgentMatch,
-    ) -> None:
-        """``robots_parsed`` (Scrapy's, for fetched rules) and ``robotrules_fetched``."""
-        fetched_robots = entry.robots if entry.outcome is Outcome.RULES else None
-        if fetched_robots is not None and compat.ROBOTS_PARSED is not None:
-            parser = RobotParser(fetched_robots, precedence=precedence, agent_match=agent_match)
-            await compat.send_signal(
-                self.crawler, compat.ROBOTS_PARSED, robotparser=parser, request=trigger
-            )
-        await compat.send_signal(
-            self.crawler,
-            signals.robotrules_fetched,
-            origin=origin,
-            robots=fetched_robots,
-            outcome=entry.outcome,
-            status=entry.status,
-            request=trigger,
-        )

@@ -37,6 +37,10 @@ class Decision:
     agent_match: AgentMatch
     note: str = ""
     """Set when no file decided: why the origin is allowed or disallowed as a whole."""
+    refused_by: str = ""
+    """What refused a URL the robots.txt rules allow: ``"usage"`` (a usage preference of
+    robots.txt) or ``"tdmrep"`` (tdmrep.json); ``""`` when the rules decided. SPEC 7: a
+    drop says why, and is counted as what it is, without reading its note."""
 
     def __init__(  # noqa: PLR0917  (the dataclass's own signature, kept for callers)
         self,
@@ -49,6 +53,7 @@ class Decision:
         precedence: Precedence,
         agent_match: AgentMatch,
         note: str = "",
+        refused_by: str = "",
     ) -> None:
         fields = vars(self)
         fields["allowed"] = allowed
@@ -60,6 +65,7 @@ class Decision:
         fields["precedence"] = precedence
         fields["agent_match"] = agent_match
         fields["note"] = note
+        fields["refused_by"] = refused_by
 
     @classmethod
     def without_rules(

@@ -20,6 +20,8 @@ Backends raise :class:`StoreError` when they cannot answer; the caller
 
 from __future__ import annotations
 
+import itertools
+import time
 from typing import NamedTuple, Protocol
 
 from scrapy_robotrules.engine.robots.agents import AgentMatch
@@ -123,12 +125,19 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+_GENERATIONS = itertools.count(time.time_ns())
+"""Each entry's :attr:`Entry.generation`: counted up from the time this process started, in
+nanoseconds, so that no entry of a later process (a JOBDIR crawl resumed, whose requests
+carry their decisions) is given one an earlier process gave."""
+
+
 class Entry:
     """What is known of one origin's robots.txt."""
 
     __slots__ = (
         "fetched_at",
         "fresh_until",
+        "generation",
         "origin",
         "outcome",
         "robots",
@@ -160,6 +169,9 @@ class Entry:
         self.url = url
         self.sha256 = sha256
         """The SHA-256 (hex) of the body ``robots`` was parsed from; ``None`` if not known."""
+        self.generation = next(_GENERATIONS)
+        """Which entry this is, never given to another (see :data:`_GENERATIONS`): a decision
+        made under this entry carries it, and holds while the origin's entry has it."""
 
     def __repr__(self) -> str:
         return f"<Entry {self.origin} {self.outcome} until {self.fresh_until:.0f}>"

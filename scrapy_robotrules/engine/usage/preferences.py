@@ -325,4 +325,6 @@ def refuse_purposes(robots: RobotsTxt, decision: Decision, purposes: Sequence[st
         return decision
     said = "; ".join([*(str(p) for p in refused), *(str(lic) for lic in robots.licenses)])
     names = ", ".join(p.purpose for p in refused)
-    return replace(decision, allowed=False, note=f"{USAGE_REFUSAL} {names}: {said}")
+    return replace(
+        decision, allowed=False, note=f"{USAGE_REFUSAL} {names}: {said}", refused_by="usage"
+    )

@@ -107,3 +107,17 @@ async def test_shadow_mode_counts_what_enforce_mode_would_drop(mockserver: MockS
     shadow = await run_spider(TwiceForbiddenSpider, settings, **kwargs)
     assert shadow.stats["robotstxt/forbidden"] == 5
     assert shadow.stats["robotrules/shadow/would_forbid"] == shadow.stats["robotrules/forbidden"]
+
+
+@async_test
+async def test_a_rule_is_counted_as_a_rule_whatever_its_text_says(mockserver: MockServer) -> None:
+    """A drop is counted by what forbade it, never by the words of its reason: a robots.txt
+    rule whose path reads like a usage preference's refusal is still robots.txt's rule."""
+    mockserver.set_robots(
+        "words.test", Reply(200, b"User-agent: *\nDisallow: /usage preferences refuse\n")
+    )
+    forbidden = mockserver.url("words.test", "/usage%20preferences%20refuse")
+    result = await run_spider(RecordingSpider, OURS, start_urls=[forbidden])
+    assert result.stats["robotrules/forbidden"] == 1
+    assert result.stats["robotstxt/forbidden"] == 1
+    assert "robotrules/usage/forbidden" not in result.stats

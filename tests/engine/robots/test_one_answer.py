@@ -122,6 +122,7 @@ def test_a_decision_is_the_frozen_dataclass_it_says_it_is() -> None:
     assert {f.name: getattr(made, f.name) for f in dataclasses.fields(made)} == {
         **fields,
         "note": "",
+        "refused_by": "",
     }
     assert dataclasses.replace(made, allowed=True).allowed
     assert repr(made).startswith("Decision(allowed=False, rule=None, groups=[], url=")

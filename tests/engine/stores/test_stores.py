@@ -512,3 +512,19 @@ def test_a_sqlite_file_being_set_up_by_another_crawler_is_opened_once_it_is_read
     late = SQLiteBackend(str(tmp_path / "other.db"), timeout=0.05)
     with pytest.raises(StoreError, match="locked"):
         late.reserve(ORIGIN, 10.0)
+
+
+def test_an_entry_s_generation_is_never_given_again() -> None:
+    """A decision carries its entry's generation: one freed entry's memory (and so its
+    ``id()``) may go to the next entry made, its generation never does."""
+    seen: dict[int, int] = {}
+    reused = False
+    for _ in range(200):
+        entry = Entry(ORIGIN, Outcome.ALLOW_ALL, None, fetched_at=1.0, fresh_until=2.0)
+        if id(entry) in seen:
+            reused = True
+            assert seen[id(entry)] != entry.generation
+        assert entry.generation not in seen.values()
+        seen[id(entry)] = entry.generation
+        del entry
+    assert reused  # the case the generation is for did happen
