@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from helpers.accounting import identity_holds
-from helpers.crawling import RecordingSpider, async_test, run_spider, when
+from helpers.crawling import SCRAPY_VERSION, RecordingSpider, async_test, run_spider, when
 from helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
 from helpers.variants import OURS, ManualClock, robots_log, stat
 from scrapy import Request
@@ -332,6 +332,11 @@ class _QueuedSpider(_PastAgeSpider):
             self.crawler.engine.crawl(self.request(url).replace(priority=-place))
 
 
+@pytest.mark.skipif(
+    SCRAPY_VERSION < (2, 14),
+    reason="Scrapy 2.13 queues a request in its slot a loop turn after the middleware passes"
+    " it, so requests passed in one turn are not yet in the queue the estimate reads",
+)
 @pytest.mark.parametrize("forbids", [True, False], ids=["now-forbidden", "still-allowed"])
 @async_test
 async def test_a_request_whose_rules_go_past_their_age_in_its_slots_queue_waits_for_the_next_file(
