@@ -1,8 +1,10 @@
 """Shared helpers for the benchmark scripts in this directory.
 
-The scripts are run from a checkout (``python benchmarks/<script>.py``); this
-module finds the robots.txt corpus, makes the checkout's ``scrapy_robotrules``
-importable, times code and prints plain-text tables.
+The scripts are modules run from the root of a checkout (``python -m
+benchmarks.<script>``), so the checkout's ``scrapy_robotrules`` and the
+tests' helpers (``tests.helpers``) are imported as they are, never an older
+installed copy. This module finds the robots.txt corpus, times code and
+prints plain-text tables.
 
 The full corpus (3,000 files) lives in ``<shared>/corpus``, where
 ``<shared>`` is the directory ``shared`` next to the repository root, or the
@@ -117,10 +119,7 @@ def _read_shared() -> tuple[str, dict[str, bytes], list[tuple[str, str]]]:
 
 def _read_repository_subset(why: str) -> tuple[str, dict[str, bytes], list[tuple[str, str]]]:
     """The same, from the repository's part of the corpus (tests/helpers/corpus_subset.py)."""
-    tests = str(REPO_ROOT / "tests")
-    if tests not in sys.path:
-        sys.path.append(tests)
-    from helpers.corpus_subset import load  # the one reader of the archive
+    from tests.helpers.corpus_subset import load  # the one reader of the archive
 
     try:
         subset = load(REPO_ROOT / SUBSET_ARCHIVE)
@@ -175,19 +174,6 @@ def load_corpus(limit: int | None = None) -> Corpus:
 # --------------------------------------------------------------------------
 # Making the package under test importable
 # --------------------------------------------------------------------------
-
-
-def use_checkout() -> None:
-    """Put the repository root first on ``sys.path``.
-
-    ``python benchmarks/x.py`` puts ``benchmarks/`` on the path, not the
-    repository root, so without this the checkout's package would only be
-    found if it were installed (and an older installed copy could be measured
-    by mistake).
-    """
-    root = str(REPO_ROOT)
-    if root not in sys.path:
-        sys.path.insert(0, root)
 
 
 def distribution_version(name: str) -> str | None:
@@ -347,3 +333,12 @@ def finish(failures: Sequence[str], json_path: str | None, data: dict[str, Any])
 def progress(message: str) -> None:
     """Report progress on stderr, keeping stdout for the results."""
     print(message, file=sys.stderr, flush=True)
+
+
+def module_command(script: str, *args: str) -> list[str]:
+    """``python -m benchmarks.<script's name> args``: a benchmark run again as a worker.
+
+    Run with the repository root as the working directory (``cwd=REPO_ROOT``),
+    as the scripts themselves are.
+    """
+    return [sys.executable, "-m", f"benchmarks.{Path(script).stem}", *args]

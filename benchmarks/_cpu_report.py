@@ -15,9 +15,9 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from _common import render_table
-from _crawler import ROBOTS_ONLY, ROBOTS_ONLY_MEANS
-from _ratio import RESAMPLES, interval_of, paired_mean, paired_rounds, verdict
+from benchmarks._common import render_table
+from benchmarks._crawler import ROBOTS_ONLY, ROBOTS_ONLY_MEANS
+from benchmarks._ratio import RESAMPLES, interval_of, paired_mean, paired_rounds, verdict
 
 TARGET = 1.00
 """Ours' CPU per page over the built-in's, at most."""

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from _common import Row, fmt_bytes, fmt_ratio, fmt_seconds, ratio, render_table
-from _crawler import VARIANTS
-from _docs_tables import record
+from benchmarks._common import Row, fmt_bytes, fmt_ratio, fmt_seconds, ratio, render_table
+from benchmarks._crawler import VARIANTS
+from benchmarks._docs_tables import record
 
 FLEET = 4
 """The fleet scenario's number (``--scenarios fleet`` or ``4``)."""

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import REPO_ROOT
+from benchmarks._common import REPO_ROOT, module_command
 
 VARIANTS = ("builtin", "ours", "obey-false")
 ROBOTS_ONLY = "ours-robots"
@@ -43,7 +43,7 @@ COMMON_SETTINGS: dict[str, Any] = {
     "AUTOTHROTTLE_ENABLED": False,
     "LOG_LEVEL": "WARNING",
     "TELNETCONSOLE_ENABLED": False,
-    "TWISTED_DNS_RESOLVER": "sites.LoopbackResolver",
+    "TWISTED_DNS_RESOLVER": "benchmarks.sites.LoopbackResolver",
 }
 HREF = re.compile(rb'href="([^"]+)"')
 """The links of a page of ``sites.py`` (a spider follows them without parsing HTML)."""
@@ -105,7 +105,7 @@ class GcClock:
 
 def connections_accepted(port: int) -> int:
     """How many connections the sites server on ``port`` has accepted, this one included."""
-    from sites import CONNECTIONS_PATH
+    from benchmarks.sites import CONNECTIONS_PATH
 
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{CONNECTIONS_PATH}", timeout=30) as reply:
         return int(reply.read())
@@ -114,11 +114,11 @@ def connections_accepted(port: int) -> int:
 def run_worker(
     script: str | Path, args: Sequence[str], timeout: float, *, under: Sequence[str] = ()
 ) -> tuple[dict[str, Any] | None, str]:
-    """Run ``python script --worker args``; (its last stdout line as JSON, or None; why/stderr).
+    """Run ``script`` as a worker module: (its last stdout line as JSON, or None; why/stderr).
 
     ``under``: a command that runs it (``valgrind ...``), if any.
     """
-    cmd = [*under, sys.executable, str(Path(script).resolve()), "--worker", *args]
+    cmd = [*under, *module_command(str(script), "--worker", *args)]
     try:
         proc = subprocess.run(
             cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT, check=False
@@ -186,7 +186,7 @@ class Crawl:
 
         Held requests may keep a graceful stop waiting for minutes, hence the hard exit.
         """
-        from sites import get_reactor
+        from benchmarks.sites import get_reactor
 
         def cap() -> None:
             print(json.dumps(capped()), flush=True)

@@ -14,7 +14,7 @@ recorded table with that table (a ``list-table``) and a line saying which
 command wrote it, and when. A run's ``--json`` result keeps the same tables
 under ``docs_tables``, so that a saved result can be written later::
 
-    python benchmarks/_docs_tables.py RESULT.json
+    python -m benchmarks._docs_tables RESULT.json
 
 No figure of those tables is typed by hand.
 """
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write the tables of saved ``--json`` results into the documentation."""
     paths = list(sys.argv[1:] if argv is None else argv)
     if not paths:
-        print("usage: python benchmarks/_docs_tables.py RESULT.json...", file=sys.stderr)
+        print("usage: python -m benchmarks._docs_tables RESULT.json...", file=sys.stderr)
         return 2
     for path in paths:
         data = json.loads(Path(path).read_text(encoding="utf-8"))

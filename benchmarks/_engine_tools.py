@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 from urllib.robotparser import RobotFileParser
 
-from _common import REPO_ROOT, Corpus, distribution_version, progress, timed, use_checkout
+from benchmarks._common import REPO_ROOT, Corpus, distribution_version, progress, timed
 
 P = TypeVar("P")
 
@@ -42,7 +42,6 @@ class Tool(Generic[P]):
 
 
 def _ours_tool() -> Tool[Any]:
-    use_checkout()
     from scrapy_robotrules import RobotsTxt
 
     def parse(body: bytes, robots_url: str) -> RobotsTxt:

@@ -1,6 +1,6 @@
 """``engine.py``'s measures that need a fresh process: memory held, and pathological patterns.
 
-``python benchmarks/_engine_workers.py memory|pathological --tool T ...`` is
+``python -m benchmarks._engine_workers memory|pathological --tool T ...`` is
 one such process; it prints its figures as one JSON line. A pathological
 case has a time budget: past it, the worker is killed and the case reported
 as "> budget".
@@ -18,11 +18,27 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from _common import fmt_ratio, fmt_seconds, load_corpus, per_call, progress, ratio
-from _engine_tools import AGENTS, TOOL_ORDER, WARMUP_ROBOTS, Tool, ToolStats, load_tool, parse_all
+from benchmarks._common import (
+    REPO_ROOT,
+    fmt_ratio,
+    fmt_seconds,
+    load_corpus,
+    module_command,
+    per_call,
+    progress,
+    ratio,
+)
+from benchmarks._engine_tools import (
+    AGENTS,
+    TOOL_ORDER,
+    WARMUP_ROBOTS,
+    Tool,
+    ToolStats,
+    load_tool,
+    parse_all,
+)
 
 DEFAULT_BUDGET = 20.0
 PATHOLOGICAL_STARS = 13
@@ -119,11 +135,13 @@ def run_worker(args: list[str], *, budget: float | None = None) -> dict[str, Any
     With ``budget``, the worker must print ``ready`` and then answer within
     ``budget`` seconds, or it is killed and ``{"timed_out": True}`` returned.
     """
-    command = [sys.executable, str(Path(__file__).resolve()), *args]
+    command = module_command(__file__, *args)
     # stderr goes to a file, so that a chatty worker cannot block on a full pipe.
     with (
         tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errfile,
-        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errfile, text=True) as proc,
+        subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=errfile, text=True, cwd=REPO_ROOT
+        ) as proc,
     ):
         assert proc.stdout is not None
 

@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from _common import Row, fmt_ratio, fmt_seconds, ratio, render_table
-from _docs_tables import record
+from benchmarks._common import Row, fmt_ratio, fmt_seconds, ratio, render_table
+from benchmarks._docs_tables import record
 
 FLEET_VARIANTS = ("memory", "redis")
 

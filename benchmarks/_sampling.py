@@ -24,8 +24,8 @@ from collections import Counter
 from types import FrameType
 from typing import Any
 
-from _common import render_table
-from _profiles import PACKAGE
+from benchmarks._common import render_table
+from benchmarks._profiles import PACKAGE
 
 BUILTIN = ("scrapy/downloadermiddlewares/robotstxt.py", "scrapy/robotstxt.py", "/protego")
 """Scrapy's RobotsTxtMiddleware, its parser plug-ins and Protego."""

@@ -1,6 +1,6 @@
 """Adversarial patterns and URLs: the worst time per check, and a 500 KiB file of wildcard rules.
 
-A script, not a test: ``python benchmarks/adversarial.py [--length N]``.
+A script, not a test: ``python -m benchmarks.adversarial [--length N]``.
 
 Each case is a robots.txt built to make matchers slow (many ``*``, long
 literal runs, ``$`` variants) checked against a path of ``--length``
@@ -65,9 +65,8 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from _hostile import (
+from benchmarks._common import REPO_ROOT, module_command
+from benchmarks._hostile import (
     FAMILIES,
     LONG_PATH,
     NESTED_MORE,
@@ -79,8 +78,7 @@ from _hostile import (
     path_family,
     wildcard_file,
 )
-from _rental import short_checks
-
+from benchmarks._rental import short_checks
 from scrapy_robotrules import Precedence, RobotsTxt
 
 CHECK_TARGET = 1e-3
@@ -213,7 +211,8 @@ def rss_worker(name: str, mode: Precedence) -> tuple[int, int]:
 def resident_per_origin(name: str, mode: Precedence) -> tuple[int, int]:
     """:func:`rss_worker` run in a subprocess; -1 when it cannot be measured."""
     done = subprocess.run(
-        [sys.executable, __file__, "--rss", name, mode],
+        module_command(__file__, "--rss", name, mode),
+        cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         check=False,

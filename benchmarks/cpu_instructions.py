@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/cpu_instructions.py [--sites N] [--pages P] [--jobs J]
+    python -m benchmarks.cpu_instructions [--sites N] [--pages P] [--jobs J]
                                           [--variants V ...] [--json PATH]
 
 Needs ``valgrind``. The crawl is ``cpu_per_page.py``'s (its worker, its
@@ -46,15 +46,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from _common import (
+from benchmarks._common import (
     distribution_version,
     environment,
     finish,
     progress,
     render_table,
-    use_checkout,
 )
-from _crawler import ALL_VARIANTS, ROBOTS_ONLY, ROBOTS_ONLY_MEANS, VARIANTS, run_worker
+from benchmarks._crawler import ALL_VARIANTS, ROBOTS_ONLY, ROBOTS_ONLY_MEANS, VARIANTS, run_worker
 
 TARGET = 1.00
 IDLE = "idle"
@@ -62,7 +61,7 @@ IDLE = "idle"
 
 def worker(argv: Sequence[str]) -> int:
     """In the process callgrind counts: a crawl (as cpu_per_page.py's), or only the imports."""
-    import cpu_per_page
+    from benchmarks import cpu_per_page
 
     if argv[0] == IDLE:
         cpu_per_page.preload()
@@ -171,13 +170,12 @@ def report(
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--worker":
-        use_checkout()
         return worker(argv[1:])
     args = parse_args(argv)
     if shutil.which("valgrind") is None:
         print("error: valgrind is not installed (Debian: apt install valgrind)", file=sys.stderr)
         return 2
-    from sites import ServerError, sites_process
+    from benchmarks.sites import ServerError, sites_process
 
     env = environment()
     print(

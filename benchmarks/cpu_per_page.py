@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/cpu_per_page.py [--sites N] [--pages P] [--rounds R]
+    python -m benchmarks.cpu_per_page [--sites N] [--pages P] [--rounds R]
                                       [--latency MS] [--variants V ...]
                                       [--profile FILE] [--top N] [--json PATH]
 
@@ -64,9 +64,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import distribution_version, environment, finish, progress, render_table, use_checkout
-from _cpu_report import report
-from _crawler import (
+from benchmarks._common import distribution_version, environment, finish, progress, render_table
+from benchmarks._cpu_report import report
+from benchmarks._crawler import (
     ALL_VARIANTS,
     HREF,
     VARIANTS,
@@ -77,8 +77,8 @@ from _crawler import (
     run_worker,
     variant_settings,
 )
-from _profiles import PACKAGE, extra_calls, hot_spots
-from _sampling import CpuSampler, attribution_report
+from benchmarks._profiles import PACKAGE, extra_calls, hot_spots
+from benchmarks._sampling import CpuSampler, attribution_report
 
 DEFAULT_SITES = 300
 DEFAULT_PAGES = 10
@@ -114,8 +114,6 @@ def preload() -> None:
                     load_object(path)
                 except Exception:  # an optional dependency missing
                     continue
-
-    use_checkout()
     import scrapy_robotrules
 
     for name in ("Addon", "RobotRulesMiddleware", "RobotRulesExtension", "RobotParser"):
@@ -138,7 +136,8 @@ def crawl(
     from scrapy.http import Response
     from scrapy.settings.default_settings import TWISTED_REACTOR
     from scrapy.utils.reactor import install_reactor
-    from sites import host_name
+
+    from benchmarks.sites import host_name
 
     preload()
     process = CrawlerProcess(variant_settings(variant))
@@ -298,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "--worker":
         return worker(argv[1:])
     args = parse_args(argv)
-    from sites import ServerError, sites_process
+    from benchmarks.sites import ServerError, sites_process
 
     env = environment()
     print(

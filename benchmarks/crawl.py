@@ -2,11 +2,11 @@
 
 Usage::
 
-    python benchmarks/crawl.py [--quick] [--sites N] [--pages P] [--scenarios 1,2,3,fleet]
+    python -m benchmarks.crawl [--quick] [--sites N] [--pages P] [--scenarios 1,2,3,fleet]
                                [--max-time S] [--origins N] [--no-memory] [--json PATH]
                                [--fleet-sites N] [--workers W] [--fleet-rounds R]
 
-    python benchmarks/crawl.py --scenarios fleet --no-memory   # the fleet alone (fleet.py)
+    python -m benchmarks.crawl --scenarios fleet --no-memory   # the fleet alone (fleet.py)
 
 The issue asks for 2,000 sites x 5 pages; on a 2-core machine one such
 crawl takes 80-90 s (about 110 pages/s, server and crawler sharing a core),
@@ -73,18 +73,24 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import fleet
-import origins
-from _common import (
+from benchmarks import fleet, origins
+from benchmarks._common import (
     distribution_version,
     environment,
     progress,
     render_table,
 )
-from _crawl_report import FLEET, SCENARIOS, crawl_targets, render_crawls
-from _crawler import COMMON_SETTINGS, VARIANTS, Crawl, max_rss_bytes, run_worker, variant_settings
-from _docs_tables import recorded, write_recorded
-from _fleet_report import fleet_targets, render_fleet
+from benchmarks._crawl_report import FLEET, SCENARIOS, crawl_targets, render_crawls
+from benchmarks._crawler import (
+    COMMON_SETTINGS,
+    VARIANTS,
+    Crawl,
+    max_rss_bytes,
+    run_worker,
+    variant_settings,
+)
+from benchmarks._docs_tables import recorded, write_recorded
+from benchmarks._fleet_report import fleet_targets, render_fleet
 
 FULL_SITES = 2000
 """The size the issue asks for (2,000 sites x 5 pages); too slow for a default run here."""
@@ -100,7 +106,7 @@ DEFAULT_MAX_TIME = 120.0
 
 
 def build_plan(scenario: int, sites: int, pages: int) -> Any:
-    from sites import SitePlan
+    from benchmarks.sites import SitePlan
 
     if scenario == 2:
         return SitePlan.build(sites, pages, slow_share=0.05, hang_share=0.02, slow_delay=10.0)
@@ -144,7 +150,7 @@ def time_to_share(times: Sequence[float], total: int, share: float = 0.9) -> flo
 
 
 def run_crawl(scenario: int, variant: str, sites: int, pages: int, max_time: float) -> CrawlResult:
-    from sites import SitesServer
+    from benchmarks.sites import SitesServer
 
     plan = build_plan(scenario, sites, pages)
     crawl = Crawl(variant_settings(variant), follow=True)
@@ -375,13 +381,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "targets": targets,
             "failures": failures,
             "seconds": elapsed,
-            "command": "python benchmarks/crawl.py",
+            "command": "python -m benchmarks.crawl",
             "docs_tables": recorded(),
         }
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         progress(f"results written to {args.json}")
     if args.write_docs:
-        write_recorded(" ".join(["python benchmarks/crawl.py", *argv]).replace(" --write-docs", ""))
+        write_recorded(" ".join(["python -m benchmarks.crawl", *argv]).replace(" --write-docs", ""))
     return 1 if failures else 0
 
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/engine.py [--quick] [--files N] [--repeat R] [--budget S]
+    python -m benchmarks.engine [--quick] [--files N] [--repeat R] [--budget S]
                                 [--no-pathological] [--json PATH] [--check]
 
 Measures three tools side by side, in one run: ours
@@ -53,7 +53,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import (
+from benchmarks._common import (
     Corpus,
     CorpusNotFoundError,
     Row,
@@ -67,8 +67,8 @@ from _common import (
     ratio,
     render_table,
 )
-from _docs_tables import record, recorded, write_recorded
-from _engine_tools import (
+from benchmarks._docs_tables import record, recorded, write_recorded
+from benchmarks._engine_tools import (
     AGENTS,
     TOOL_ORDER,
     Tool,
@@ -77,7 +77,7 @@ from _engine_tools import (
     load_tool,
     time_tools,
 )
-from _engine_workers import (
+from benchmarks._engine_workers import (
     DEFAULT_BUDGET,
     PATHOLOGICAL_NS,
     PATHOLOGICAL_STARS,
@@ -397,14 +397,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "pathological_budget_s": args.budget,
             },
             **data,
-            "command": "python benchmarks/engine.py",
+            "command": "python -m benchmarks.engine",
             "docs_tables": recorded(),
         }
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         progress(f"results written to {args.json}")
 
     if args.write_docs:
-        write_recorded("python benchmarks/engine.py" + (" --quick" if args.quick else ""))
+        write_recorded("python -m benchmarks.engine" + (" --quick" if args.quick else ""))
 
     if args.check:
         statuses = [t["status"] for t in data["targets"].values()]

@@ -2,10 +2,10 @@
 
 Usage::
 
-    python benchmarks/fleet.py [--quick] [--fleet-sites N] [--pages P] [--workers W]
+    python -m benchmarks.fleet [--quick] [--fleet-sites N] [--pages P] [--workers W]
                                [--fleet-rounds R] [--max-time S] [--json PATH]
 
-(``python benchmarks/crawl.py --scenarios fleet`` runs the same.)
+(``python -m benchmarks.crawl --scenarios fleet`` runs the same.)
 
 It compares ``ROBOTRULES_STORE = "memory"`` (each crawler its own rules) with a
 Redis store shared by a fleet of ``--workers`` (4) Scrapy processes crawling
@@ -53,22 +53,19 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from _common import (
+from benchmarks._common import (
     REPO_ROOT,
     distribution_version,
     environment,
+    module_command,
     progress,
     render_table,
-    use_checkout,
 )
-from _crawler import Crawl, max_rss_bytes, variant_settings
-from _docs_tables import recorded, write_recorded
-from _fleet_report import FLEET_VARIANTS, fleet_targets, render_fleet, summarise_round
-from sites import ServerError, SitePlan, host_name, log_tail, sites_process
-
-use_checkout()
-sys.path.insert(0, str(REPO_ROOT / "tests"))
-from helpers.redisserver import RedisServer  # noqa: E402  (the tests' Redis launcher)
+from benchmarks._crawler import Crawl, max_rss_bytes, variant_settings
+from benchmarks._docs_tables import recorded, write_recorded
+from benchmarks._fleet_report import FLEET_VARIANTS, fleet_targets, render_fleet, summarise_round
+from benchmarks.sites import ServerError, SitePlan, host_name, log_tail, sites_process
+from tests.helpers.redisserver import RedisServer  # the tests' Redis launcher
 
 DEFAULT_PAGES = 5
 DEFAULT_MAX_TIME = 120.0
@@ -209,14 +206,13 @@ def run_fleet_round(
     variant: str, sites: int, pages: int, workers: int, max_time: float
 ) -> dict[str, Any]:
     """One fleet crawl: the sites server, ``workers`` crawlers at once, Redis if ``variant``."""
-    script = str(Path(__file__).resolve())
     with tempfile.TemporaryDirectory(prefix="robotrules-fleet-") as tmp, ExitStack() as stack:
         directory = Path(tmp)
 
         def start(name: str, args: Sequence[str], *, stdin: bool) -> subprocess.Popen[str]:
             log = stack.enter_context((directory / f"{name}.log").open("w", encoding="utf-8"))
             proc = subprocess.Popen(
-                [sys.executable, script, "--worker", *args],
+                module_command(__file__, "--worker", *args),
                 stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -393,12 +389,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "args": vars(args),
             "rounds": fleet,
             "targets": targets,
-            "command": "python benchmarks/fleet.py",
+            "command": "python -m benchmarks.fleet",
             "docs_tables": recorded(),
         }
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     if args.write_docs:
-        write_recorded(" ".join(["python benchmarks/fleet.py", *argv]).replace(" --write-docs", ""))
+        write_recorded(" ".join(["python -m benchmarks.fleet", *argv]).replace(" --write-docs", ""))
     return 1 if failures else 0
 
 

@@ -2,9 +2,9 @@
 
 Usage::
 
-    python benchmarks/origins.py [--origins N] [--json PATH]
+    python -m benchmarks.origins [--origins N] [--json PATH]
 
-(``python benchmarks/crawl.py`` runs it too, unless ``--no-memory``.)
+(``python -m benchmarks.crawl`` runs it too, unless ``--no-memory``.)
 
 ``--origins`` (100,000) origins are filled with the corpus's robots.txt files
 in turn (each body copied inside the traced region, so an engine that kept
@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import fmt_bytes, load_corpus, progress, use_checkout
-from _crawler import run_worker
+from benchmarks._common import fmt_bytes, load_corpus, progress
+from benchmarks._crawler import run_worker
 
 DEFAULT_ORIGINS = 100_000
 QUICK_ORIGINS = 10_000
@@ -36,7 +36,6 @@ MEMORY_TARGET = 2048
 
 
 def measure_origins(origins: int) -> dict[str, Any]:
-    use_checkout()
     from scrapy_robotrules import RobotRules
 
     corpus = load_corpus()

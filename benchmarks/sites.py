@@ -12,7 +12,7 @@ robots.txt saying ``Disallow: /private/`` that answers at once, late or
 never, as the plan says. The server runs in the crawler's process
 (``crawl.py``, ``waiting.py``) or in a process of its own
 (:func:`sites_process`, for ``fleet.py`` and ``cpu_per_page.py``: then the
-crawler's CPU time is the crawler's alone); ``python benchmarks/sites.py
+crawler's CPU time is the crawler's alone); ``python -m benchmarks.sites
 --sites N --pages P`` is that process.
 """
 
@@ -23,7 +23,6 @@ import json
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +36,8 @@ from twisted.internet.interfaces import IResolverSimple
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 from zope.interface import implementer  # type: ignore[import-untyped]
+
+from benchmarks._common import REPO_ROOT, module_command
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -360,19 +361,16 @@ class SitesProcess:
 def sites_process(
     sites: int, pages: int, log: Path, *, latency: float = 0.0
 ) -> Iterator[SitesProcess]:
-    """Start ``python sites.py`` for ``sites`` x ``pages`` (stderr to ``log``); kill it on exit.
+    """Start the sites server for ``sites`` x ``pages`` (stderr to ``log``); kill it on exit.
 
     ``latency``: seconds before every answer (see :class:`SitePlan`).
     """
     with log.open("w", encoding="utf-8") as err:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                f"--sites={sites}",
-                f"--pages={pages}",
-                f"--latency={latency}",
-            ],
+            module_command(
+                __file__, f"--sites={sites}", f"--pages={pages}", f"--latency={latency}"
+            ),
+            cwd=REPO_ROOT,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=cast("IO[str]", err),

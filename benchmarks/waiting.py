@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/waiting.py [--probes overflow,stop,delay] [--json PATH]
+    python -m benchmarks.waiting [--probes overflow,stop,delay] [--json PATH]
 
 Each probe crawls local sites (``sites.HostServer`` on 127.0.0.1 in the
 crawler's process, every host name resolved to it) in a fresh process per
@@ -26,17 +26,13 @@ import argparse
 import itertools
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from _common import render_table, use_checkout  # noqa: E402
-from _docs_tables import record, write_recorded  # noqa: E402
+from benchmarks._common import REPO_ROOT, module_command, render_table
+from benchmarks._docs_tables import record, write_recorded
 
 PROBES = ("overflow", "stop", "delay")
 VARIANTS = {
@@ -54,7 +50,8 @@ def _child(probe: str, variant: str) -> dict[str, Any]:
     from scrapy import Request, Spider, signals
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.defer import deferred_from_coro
-    from sites import Answer, HostServer, get_reactor
+
+    from benchmarks.sites import Answer, HostServer, get_reactor
 
     robots = b"User-agent: *\nDisallow: /private/\n"
 
@@ -86,7 +83,7 @@ def _child(probe: str, variant: str) -> dict[str, Any]:
         "LOG_LEVEL": "WARNING",
         "TELNETCONSOLE_ENABLED": False,
         "ROBOTSTXT_OBEY": variant != "obey-false",
-        "TWISTED_DNS_RESOLVER": "sites.LoopbackResolver",
+        "TWISTED_DNS_RESOLVER": "benchmarks.sites.LoopbackResolver",
         "HTTPPROXY_ENABLED": False,
         "DOWNLOAD_TIMEOUT": 30,
     }
@@ -164,7 +161,6 @@ def main() -> None:
     parser.add_argument("--child", nargs=2, metavar=("PROBE", "VARIANT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        use_checkout()
         print(json.dumps(_child(*args.child)))
         return
     results = []
@@ -173,7 +169,8 @@ def main() -> None:
             parser.error(f"--probes: choose from {', '.join(PROBES)}, not {probe!r}")
         for variant in VARIANTS[probe]:
             output = subprocess.run(
-                [sys.executable, __file__, "--child", probe, variant],
+                module_command(__file__, "--child", probe, variant),
+                cwd=REPO_ROOT,
                 check=True,
                 capture_output=True,
                 text=True,
@@ -191,7 +188,7 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     if args.write_docs:
-        write_recorded(f"python benchmarks/waiting.py --probes {args.probes}")
+        write_recorded(f"python -m benchmarks.waiting --probes {args.probes}")
 
 
 if __name__ == "__main__":

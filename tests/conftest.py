@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
-from helpers.redisserver import RedisServer
 
 from scrapy_robotrules.engine.stores import Backend, open_backend
+from tests.helpers.crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
+from tests.helpers.redisserver import RedisServer
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

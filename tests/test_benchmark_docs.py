@@ -5,28 +5,23 @@ from __future__ import annotations
 import io
 import json
 import re
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from helpers import REPO_ROOT
+
+from tests.helpers import REPO_ROOT
 
 BENCHMARKS = REPO_ROOT / "benchmarks"
 PAGE = REPO_ROOT / "docs" / "benchmarks.rst"
 
 
 @pytest.fixture
-def tables() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import _docs_tables
+def tables() -> ModuleType:
+    from benchmarks import _docs_tables
 
-        yield _docs_tables
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    return _docs_tables
 
 
 def _recorded_names() -> set[str]:
@@ -58,14 +53,14 @@ def test_a_run_writes_its_tables_between_their_markers(tables: ModuleType, tmp_p
     page.write_text(PAGE.read_text(encoding="utf-8"), encoding="utf-8")
     before = page.read_text(encoding="utf-8")
     tables.record("engine", FAKE["headers"], [*FAKE["rows"][:1], None, *FAKE["rows"][1:]])
-    written = tables.write_tables(tables.recorded(), "python benchmarks/engine.py", page, "DAY")
+    written = tables.write_tables(tables.recorded(), "python -m benchmarks.engine", page, "DAY")
     after = page.read_text(encoding="utf-8")
     assert written == ["engine"]
     start = after.index(".. benchmark-table: engine\n")
     end = after.index(".. end benchmark-table: engine\n")
     table = after[start:end]
     assert "   * - parse 3 files (best of 3)\n     - 1.00 ms\n     - 9.00 ms\n     - 0.111" in table
-    assert "Written by ``python benchmarks/engine.py`` on DAY." in table
+    assert "Written by ``python -m benchmarks.engine`` on DAY." in table
     assert "109 ms" not in table  # the figures there before are gone
     # Nothing else on the page changed.
     old_start = before.index(".. benchmark-table: engine\n")
@@ -73,7 +68,7 @@ def test_a_run_writes_its_tables_between_their_markers(tables: ModuleType, tmp_p
     assert after[:start] == before[:old_start]
     assert after[end:] == before[old_end:]
     # Written again, the same page; and the table is valid reStructuredText.
-    tables.write_tables(tables.recorded(), "python benchmarks/engine.py", page, "DAY")
+    tables.write_tables(tables.recorded(), "python -m benchmarks.engine", page, "DAY")
     assert page.read_text(encoding="utf-8") == after
     errors = io.StringIO()
     docutils.core.publish_doctree(
@@ -88,13 +83,13 @@ def test_a_saved_result_is_written_later(
     page = tmp_path / "benchmarks.rst"
     page.write_text(".. benchmark-table: fleet\n\nold\n\n.. end benchmark-table: fleet\n")
     result = tmp_path / "fleet.json"
-    data = {"command": "python benchmarks/fleet.py", "docs_tables": {"fleet": FAKE}}
+    data = {"command": "python -m benchmarks.fleet", "docs_tables": {"fleet": FAKE}}
     result.write_text(json.dumps(data))
     monkeypatch.setattr(tables, "DOCS_PAGE", page)
     assert tables.main([str(result)]) == 0
     text = page.read_text(encoding="utf-8")
     assert "old" not in text
-    assert "``python benchmarks/fleet.py (fleet.json)``" in text
+    assert "``python -m benchmarks.fleet (fleet.json)``" in text
 
 
 def test_a_table_without_markers_changes_nothing(tables: ModuleType, tmp_path: Path) -> None:

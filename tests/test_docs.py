@@ -9,18 +9,19 @@ contract and the sections the code cites, and README's landing page.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT
-from helpers.emitted_stats import emitted, matches
-from helpers.vectors import shared_dir
 
 import scrapy_robotrules
 from scrapy_robotrules.crawl.config.table import ATTRIBUTES, TABLE
+from tests.helpers import REPO_ROOT
+from tests.helpers.emitted_stats import emitted, matches
+from tests.helpers.vectors import shared_dir
 
 DOCS = REPO_ROOT / "docs"
 PACKAGE = REPO_ROOT / "scrapy_robotrules"
@@ -61,11 +62,14 @@ def test_every_setting_of_the_table_has_one_entry_and_no_other() -> None:
 
 
 def test_an_entry_shows_the_tables_type_default_and_range() -> None:
-    sys.path.insert(0, str(DOCS / "_ext"))
-    try:
-        import robotrules_docs
-    finally:
-        sys.path.remove(str(DOCS / "_ext"))
+    # The extension as Sphinx loads it (conf.py names its folder), not as a package.
+    spec = importlib.util.spec_from_file_location(
+        "robotrules_docs", DOCS / "_ext" / "robotrules_docs.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    robotrules_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(robotrules_docs)
     from docutils.statemachine import StringList
 
     def shown(name: str) -> str:

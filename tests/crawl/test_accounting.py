@@ -21,14 +21,14 @@ from collections.abc import AsyncIterator, Sequence
 from functools import partial
 from typing import Any
 
-from helpers.accounting import SavableSpider, identity_holds
-from helpers.crawling import RecordingSpider, async_test, release_when, run_spider
-from helpers.mockserver import MockServer, Reply
-from helpers.variants import OURS, PRIVATE, stat
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robotrules.crawl.manager import RobotsManager
+from tests.helpers.accounting import SavableSpider, identity_holds
+from tests.helpers.crawling import RecordingSpider, async_test, release_when, run_spider
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import OURS, PRIVATE, stat
 
 CRAWL_TESTS = True
 

@@ -8,14 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.crawling import (
-    CrawlResult,
-    RecordingSpider,
-    async_test,
-    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
-    run_spider,
-)
-from helpers.mockserver import MockServer, Reply
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.settings import Settings
 from scrapy.utils.conf import build_component_list
@@ -23,6 +15,14 @@ from scrapy.utils.misc import load_object
 
 import scrapy_robotrules
 from scrapy_robotrules import Addon, RobotRulesExtension, RobotRulesMiddleware
+from tests.helpers.crawling import (
+    CrawlResult,
+    RecordingSpider,
+    async_test,
+    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    run_spider,
+)
+from tests.helpers.mockserver import MockServer, Reply
 
 CRAWL_TESTS = True
 

@@ -8,19 +8,20 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from helpers.crawling import (
+from scrapy import Request
+
+from tests.helpers.crawling import (
     RecordingSpider,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.variants import (
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import (
     OURS,
     robots_log,
     stat,
 )
-from scrapy import Request
 
 CRAWL_TESTS = True
 """Run under both reactors in CI, the manager tests without a server too."""

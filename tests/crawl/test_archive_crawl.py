@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import run_binary
-from helpers.crawling import RecordingSpider, async_test, run_spider
-from helpers.mockserver import MockServer, Reply
-from helpers.variants import OURS, stat
 
 from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from tests.helpers.cli import run_binary
+from tests.helpers.crawling import RecordingSpider, async_test, run_spider
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import OURS, stat
 
 CRAWL_TESTS = True
 

@@ -12,7 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from helpers.crawling import (
+from scrapy.crawler import Crawler
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtUnreachable
+from tests.helpers.crawling import (
     SCRAPY_VERSION,
     CrawlResult,
     RecordingSpider,
@@ -21,9 +26,9 @@ from helpers.crawling import (
     run_spider,
     when,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
-from helpers.variants import (
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.slots import SLOT_LOG, assert_released_apart, pages_released
+from tests.helpers.variants import (
     BUILTIN,
     OURS,
     ChainSpider,
@@ -33,11 +38,6 @@ from helpers.variants import (
     robots_log,
     settled,
 )
-from scrapy.crawler import Crawler
-from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-
-from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtUnreachable
 
 CRAWL_TESTS = True
 

@@ -19,11 +19,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT
-from helpers.crawling import async_test
-from helpers.demo import Crawl
-from helpers.mockserver import MockServer, Reply, get_reactor
 from twisted.internet.threads import deferToThread
+
+from tests.helpers import REPO_ROOT
+from tests.helpers.crawling import async_test
+from tests.helpers.demo import Crawl
+from tests.helpers.mockserver import MockServer, Reply, get_reactor
 
 CRAWL_TESTS = True
 

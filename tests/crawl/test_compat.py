@@ -17,9 +17,6 @@ from typing import Any, ClassVar, cast
 
 import pytest
 import scrapy
-from helpers.crawling import SCRAPY_VERSION, RecordingSpider, async_test, run_spider
-from helpers.demo import run_demo
-from helpers.mockserver import MockServer, Reply
 from scrapy import Request, Spider, signals
 from scrapy.core.downloader import Downloader, Slot
 from scrapy.core.engine import ExecutionEngine
@@ -35,6 +32,9 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from scrapy_robotrules.crawl import compat
+from tests.helpers.crawling import SCRAPY_VERSION, RecordingSpider, async_test, run_spider
+from tests.helpers.demo import run_demo
+from tests.helpers.mockserver import MockServer, Reply
 
 CRAWL_TESTS = True
 """Run under both reactors and on the oldest supported Scrapy (see conftest.py)."""

@@ -17,10 +17,6 @@ from functools import partial
 from typing import Any, cast
 
 import pytest
-from helpers.crawling import RecordingSpider, async_test, run_spider
-from helpers.mockserver import MockServer, Reply
-from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
-from helpers.variants import BUILTIN, OURS, paths, stat
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
@@ -28,6 +24,10 @@ from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robotrules import RobotParser
 from scrapy_robotrules.crawl.fetching.bodies import decode_body
+from tests.helpers.crawling import RecordingSpider, async_test, run_spider
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.slots import SLOT_LOG, assert_released_apart, pages_released
+from tests.helpers.variants import BUILTIN, OURS, paths, stat
 
 CRAWL_TESTS = True
 

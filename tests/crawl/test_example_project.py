@@ -13,7 +13,8 @@ import re
 import subprocess
 
 import pytest
-from helpers.demo import PROJECT, Crawl, run_demo
+
+from tests.helpers.demo import PROJECT, Crawl, run_demo
 
 CRAWL_TESTS = True
 """Real crawls: run on the oldest supported Scrapy too (see conftest.py)."""

@@ -10,18 +10,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from helpers.crawling import (
-    RecordingSpider,
-    async_test,
-    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
-    run_spider,
-)
-from helpers.mockserver import MockServer, Reply
-from helpers.variants import (
-    OURS,
-    PRIVATE,
-    stat,
-)
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
@@ -34,6 +22,18 @@ from scrapy_robotrules import Decision, Outcome, RobotParser, RobotsTxt
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl import signals as robotrules_signals
 from scrapy_robotrules.crawl.manager import RobotsManager
+from tests.helpers.crawling import (
+    RecordingSpider,
+    async_test,
+    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    run_spider,
+)
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import (
+    OURS,
+    PRIVATE,
+    stat,
+)
 
 CRAWL_TESTS = True
 """Run under both reactors in CI, the manager tests without a server too."""

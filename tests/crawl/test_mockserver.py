@@ -10,7 +10,13 @@ import gzip
 import time
 
 import pytest
-from helpers.crawling import (
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.reactor import is_asyncio_reactor_installed
+from scrapy.utils.test import get_crawler
+from twisted.internet.defer import Deferred
+from twisted.internet.error import DNSLookupError
+
+from tests.helpers.crawling import (
     RecordingSpider,
     async_test,
     download_error,
@@ -19,12 +25,7 @@ from helpers.crawling import (
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
-from helpers.mockserver import LoopbackResolver, MockServer, Reply, get_reactor
-from scrapy.utils.misc import build_from_crawler
-from scrapy.utils.reactor import is_asyncio_reactor_installed
-from scrapy.utils.test import get_crawler
-from twisted.internet.defer import Deferred
-from twisted.internet.error import DNSLookupError
+from tests.helpers.mockserver import LoopbackResolver, MockServer, Reply, get_reactor
 
 FAST = {"ROBOTSTXT_OBEY": False, "RETRY_ENABLED": False, "DOWNLOAD_TIMEOUT": 0.5}
 ROBOTS = b"User-agent: *\nDisallow: /private\n"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,7 +23,9 @@ from typing import Any
 
 import pytest
 import scrapy
-from helpers.redisserver import RedisServer
+
+from tests.helpers import REPO_ROOT as ROOT
+from tests.helpers.redisserver import RedisServer
 
 SCRAPY_VERSION = tuple(int(part) for part in scrapy.__version__.split(".")[:2])
 
@@ -37,8 +38,7 @@ pytestmark = [
     ),
 ]
 
-SCRIPT = Path(__file__).parent.parent / "helpers" / "reactorless_crawl.py"
-ROOT = Path(__file__).parent.parent.parent
+SCRIPT = "tests.helpers.reactorless_crawl"
 CRAWL_TIMEOUT = 120.0
 """Seconds a crawl process may take before the test fails rather than hang."""
 
@@ -64,10 +64,9 @@ def crawl(tmp_path: Path, job: dict[str, Any], name: str = "crawl") -> dict[str,
     """Run one crawl in its own process; what it did (see ``reactorless_crawl.py``)."""
     job_file, result_file = tmp_path / f"{name}.job.json", tmp_path / f"{name}.result.json"
     job_file.write_text(json.dumps(job), "utf-8")
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), str(job_file), str(result_file)],
-        env={**os.environ, "PYTHONPATH": path},
+        [sys.executable, "-m", SCRIPT, str(job_file), str(result_file)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=CRAWL_TIMEOUT,
@@ -255,10 +254,9 @@ def test_no_module_of_the_package_imports_the_reactor() -> None:
         "    if not module.name.endswith('__main__'): importlib.import_module(module.name)\n"
         "assert 'twisted.internet.reactor' not in sys.modules\n"
     )
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     done = subprocess.run(
         [sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": path},
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=CRAWL_TIMEOUT,

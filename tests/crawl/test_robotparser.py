@@ -6,13 +6,6 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from helpers.crawling import (
-    RecordingSpider,
-    async_test,
-    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
-    run_spider,
-)
-from helpers.mockserver import MockServer, Reply
 from scrapy import Request, Spider
 from scrapy.core.engine import ExecutionEngine
 from scrapy.crawler import Crawler
@@ -27,6 +20,13 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_robotrules import RobotParser, RobotRulesSettingError
 from scrapy_robotrules.crawl import compat
+from tests.helpers.crawling import (
+    RecordingSpider,
+    async_test,
+    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    run_spider,
+)
+from tests.helpers.mockserver import MockServer, Reply
 
 CRAWL_TESTS = True
 

@@ -13,14 +13,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helpers.crawling import (
+from tests.helpers.crawling import (
     CrawlResult,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.usage import HTML, SETTINGS, UsageSpider, html
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.usage import HTML, SETTINGS, UsageSpider, html
 
 CRAWL_TESTS = True
 

@@ -6,9 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers.crawling import RecordingSpider, async_test, run_spider, with_custom_settings
-from helpers.mockserver import MockServer, Reply
-from helpers.variants import OURS, stat
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
@@ -16,6 +13,9 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_robotrules.crawl.config.settings import RobotRulesSettingError
 from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware
+from tests.helpers.crawling import RecordingSpider, async_test, run_spider, with_custom_settings
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import OURS, stat
 
 CRAWL_TESTS = True
 

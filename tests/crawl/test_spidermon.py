@@ -15,20 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.crawling import (
-    RecordingSpider,
-    async_test,
-    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
-    run_spider,
-)
-from helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
-from helpers.variants import BUILTIN, OURS, PRIVATE
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.utils.defer import deferred_from_coro
 from spidermon.core.actions import Action
 
 from scrapy_robotrules.crawl.monitors import RobotRulesMonitorSuite
+from tests.helpers.crawling import (
+    RecordingSpider,
+    async_test,
+    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    run_spider,
+)
+from tests.helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
+from tests.helpers.variants import BUILTIN, OURS, PRIVATE
 
 CRAWL_TESTS = True
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,12 +8,13 @@ is a ``JOBDIR`` (``saved_at_close``), and counted and logged otherwise
 
 from __future__ import annotations
 
-from helpers.accounting import SavableSpider, identity_holds
-from helpers.crawling import async_test, run_spider
-from helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
-from helpers.variants import OURS, stat
 from scrapy.crawler import Crawler
 from scrapy.utils.defer import deferred_from_coro
+
+from tests.helpers.accounting import SavableSpider, identity_holds
+from tests.helpers.crawling import async_test, run_spider
+from tests.helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
+from tests.helpers.variants import OURS, stat
 
 CRAWL_TESTS = True
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from scrapy import Request
 
-from helpers.crawling import CrawlResult, RecordingSpider
-from helpers.variants import stat
+from tests.helpers.crawling import CrawlResult, RecordingSpider
+from tests.helpers.variants import stat
 
 
 def identity_holds(result: CrawlResult[Any]) -> bool:

@@ -4,7 +4,7 @@ The full corpus (3,000 files, ``MANIFEST.tsv``, ``urls.tsv``) lives outside the
 repository; the tests need a part of it that travels with every clone. This
 module is both ends of that copy:
 
-- ``PYTHONPATH=tests python -m helpers.corpus_subset CORPUS_DIR`` chooses the files (see
+- ``python -m tests.helpers.corpus_subset CORPUS_DIR`` chooses the files (see
   :func:`choose`), and writes them with their ``MANIFEST.tsv`` and ``urls.tsv``
   rows into ``tests/data/corpus.tar.gz``;
 - :func:`load` reads that archive for the tests and benchmarks.
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers import DATA_DIR
+from tests.helpers import DATA_DIR
 
 ARCHIVE = DATA_DIR / "corpus.tar.gz"
 FILES = 600

@@ -30,7 +30,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.python.failure import Failure
 from twisted.web.client import Agent, readBody
 
-from helpers.mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
+from tests.helpers.mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
 
 P = ParamSpec("P")
 

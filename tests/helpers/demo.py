@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT
 
 PROJECT = REPO_ROOT / "example_project"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from helpers.reference import (
+from tests.helpers.reference import (
     AGENT_MATCHES,
     PRECEDENCES,
     read_lines,

@@ -33,9 +33,9 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.spiders import RedisMixin
 from twisted.internet.task import LoopingCall
 
-from helpers.crawling import RecordingSpider
 from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtForbidden
 from scrapy_robotrules.crawl.requestmeta import origin_for
+from tests.helpers.crawling import RecordingSpider
 
 
 class FleetSpider(RecordingSpider):
@@ -180,7 +180,7 @@ def main(settings_file: str, output: str) -> None:
     settings = {
         "ADDONS": {"scrapy_robotrules.Addon": 0},
         "ROBOTSTXT_OBEY": True,
-        "DNS_RESOLVER": "mockserver.LoopbackResolver",
+        "DNS_RESOLVER": "tests.helpers.mockserver.LoopbackResolver",
         "TELNETCONSOLE_ENABLED": False,
         "HTTPPROXY_ENABLED": False,
         "LOG_LEVEL": "INFO",

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SLOT_LOG", "Release", "SlotLog", "assert_released_apart", "pages_released"]
 
-SLOT_LOG: dict[str, Any] = {"EXTENSIONS": {"helpers.slots.SlotLog": 0}}
+SLOT_LOG: dict[str, Any] = {"EXTENSIONS": {"tests.helpers.slots.SlotLog": 0}}
 """Settings that turn the log on (merge them last: they set EXTENSIONS)."""
 
 EPSILON = 1e-9

@@ -10,12 +10,12 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
-from helpers.crawling import (
+from scrapy_robotrules.crawl.pages.usage import META_KEY
+from scrapy_robotrules.engine.usage.preferences import UsageView
+from tests.helpers.crawling import (
     RecordingSpider,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
 )
-from scrapy_robotrules.crawl.pages.usage import META_KEY
-from scrapy_robotrules.engine.usage.preferences import UsageView
 
 AGENT = "ExampleBot/1.0 (+https://example.test/bot)"
 

@@ -16,15 +16,15 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from helpers.crawling import (
+from scrapy_robotrules.crawl.compat import sleep
+from scrapy_robotrules.crawl.manager import RobotsManager
+from tests.helpers.crawling import (
     CrawlResult,
     RecordingSpider,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     until,
 )
-from helpers.mockserver import MockServer, RequestRecord
-from scrapy_robotrules.crawl.compat import sleep
-from scrapy_robotrules.crawl.manager import RobotsManager
+from tests.helpers.mockserver import MockServer, RequestRecord
 
 OBEY: dict[str, Any] = {"ROBOTSTXT_OBEY": True, "RETRY_ENABLED": False, "DOWNLOAD_TIMEOUT": 1.0}
 """Settings of every crawl that obeys robots.txt, whichever middleware does it."""

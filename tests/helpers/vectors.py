@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from helpers import DATA_DIR, REPO_ROOT
 from scrapy_robotrules.engine.robots.agents import AgentMatch, check_agent_match
 from scrapy_robotrules.engine.robots.precedence import Precedence, check_precedence
+from tests.helpers import DATA_DIR, REPO_ROOT
 
 FIELD_SEPARATOR = " | "
 EMPTY = "<empty>"

@@ -10,15 +10,15 @@ import logging
 from typing import Any
 
 import pytest
-from helpers.crawling import RecordingSpider, async_test, run_spider, with_custom_settings
-from helpers.mockserver import MockServer, Reply
-from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
-from helpers.variants import OURS, stat
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 
 from scrapy_robotrules.crawl.config.settings import RobotRulesSettingError
 from scrapy_robotrules.crawl.manager import RobotsManager
+from tests.helpers.crawling import RecordingSpider, async_test, run_spider, with_custom_settings
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.slots import SLOT_LOG, assert_released_apart, pages_released
+from tests.helpers.variants import OURS, stat
 
 CRAWL_TESTS = True
 

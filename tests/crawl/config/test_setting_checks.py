@@ -19,8 +19,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT as ROOT
-from helpers.crawling import (
+from scrapy.crawler import CrawlerRunner
+
+import scrapy_robotrules
+from scrapy_robotrules.crawl.config.table import TABLE
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
+from tests.helpers import REPO_ROOT as ROOT
+from tests.helpers.crawling import (
     BASE_SETTINGS,
     RecordingSpider,
     async_test,
@@ -29,13 +34,8 @@ from helpers.crawling import (
     run_spider,
     with_custom_settings,
 )
-from helpers.mockserver import MockServer, install_loopback_dns
-from helpers.variants import OURS
-from scrapy.crawler import CrawlerRunner
-
-import scrapy_robotrules
-from scrapy_robotrules.crawl.config.table import TABLE
-from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
+from tests.helpers.mockserver import MockServer, install_loopback_dns
+from tests.helpers.variants import OURS
 
 CRAWL_TESTS = True
 

@@ -13,16 +13,6 @@ from typing import Any
 import pytest
 import scrapy
 import scrapy.crawler
-from helpers import REPO_ROOT as ROOT
-from helpers.crawling import (
-    BASE_SETTINGS,
-    RecordingSpider,
-    async_test,
-    reactor_settings,
-    run_spider,
-)
-from helpers.mockserver import MockServer, Reply, install_loopback_dns
-from helpers.variants import OURS
 from scrapy import Spider
 from scrapy.crawler import CrawlerRunner
 from scrapy.exceptions import NotConfigured
@@ -35,6 +25,16 @@ from scrapy_robotrules.crawl.config.settings import (
     RobotRulesSettingError,
 )
 from scrapy_robotrules.engine.robots.hostile.automata import automata, set_automaton_bytes
+from tests.helpers import REPO_ROOT as ROOT
+from tests.helpers.crawling import (
+    BASE_SETTINGS,
+    RecordingSpider,
+    async_test,
+    reactor_settings,
+    run_spider,
+)
+from tests.helpers.mockserver import MockServer, Reply, install_loopback_dns
+from tests.helpers.variants import OURS
 
 CRAWL_TESTS = True
 

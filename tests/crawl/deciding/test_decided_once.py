@@ -21,10 +21,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from helpers.accounting import identity_holds
-from helpers.crawling import SCRAPY_VERSION, RecordingSpider, async_test, run_spider, when
-from helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
-from helpers.variants import OURS, ManualClock, robots_log, stat
 from scrapy import Request
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
@@ -35,6 +31,10 @@ from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.signals import robotrules_fetched
 from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.stores import Entry
+from tests.helpers.accounting import identity_holds
+from tests.helpers.crawling import SCRAPY_VERSION, RecordingSpider, async_test, run_spider, when
+from tests.helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
+from tests.helpers.variants import OURS, ManualClock, robots_log, stat
 
 CRAWL_TESTS = True
 

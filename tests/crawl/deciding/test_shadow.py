@@ -13,7 +13,10 @@ import logging
 from typing import Any
 
 import pytest
-from helpers.crawling import (
+from scrapy.crawler import CrawlerRunner
+
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
+from tests.helpers.crawling import (
     BASE_SETTINGS,
     RecordingSpider,
     async_test,
@@ -21,11 +24,8 @@ from helpers.crawling import (
     run_spider,
     with_custom_settings,
 )
-from helpers.mockserver import MockServer, Reply, install_loopback_dns
-from helpers.variants import OURS, paths, stat
-from scrapy.crawler import CrawlerRunner
-
-from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
+from tests.helpers.mockserver import MockServer, Reply, install_loopback_dns
+from tests.helpers.variants import OURS, paths, stat
 
 CRAWL_TESTS = True
 

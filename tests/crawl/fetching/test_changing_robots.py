@@ -17,15 +17,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.crawling import (
+
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch
+from scrapy_robotrules.crawl.signals import robotrules_changed
+from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
+from scrapy_robotrules.engine.stores import Record, open_backend
+from tests.helpers.crawling import (
     RecordingSpider,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
     until,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.variants import (
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import (
     OURS,
     PRIVATE,
     Step,
@@ -36,12 +42,6 @@ from helpers.variants import (
     settled,
     stat,
 )
-
-from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch
-from scrapy_robotrules.crawl.signals import robotrules_changed
-from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
-from scrapy_robotrules.engine.stores import Record, open_backend
 
 CRAWL_TESTS = True
 """Run under both reactors in CI."""

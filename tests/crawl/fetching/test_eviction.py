@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 import redis
-from helpers.crawling import RecordingSpider, async_test, run_spider
-from helpers.mockserver import MockServer, Reply
-from helpers.redisserver import RedisServer
-from helpers.slots import SLOT_LOG, assert_released_apart, pages_released
-from helpers.variants import OURS, stat
 from scrapy import Request
 from scrapy.http import Response
 
 from scrapy_robotrules.engine.stores import open_backend
+from tests.helpers.crawling import RecordingSpider, async_test, run_spider
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.redisserver import RedisServer
+from tests.helpers.slots import SLOT_LOG, assert_released_apart, pages_released
+from tests.helpers.variants import OURS, stat
 
 CRAWL_TESTS = True
 

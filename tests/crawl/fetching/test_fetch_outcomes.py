@@ -8,7 +8,10 @@ import logging
 import socket
 
 import pytest
-from helpers.crawling import (
+
+from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtUnreachable
+from scrapy_robotrules.crawl.signals import robotrules_fetched
+from tests.helpers.crawling import (
     RecordingSpider,
     async_test,
     download_error,
@@ -16,8 +19,8 @@ from helpers.crawling import (
     run_spider,
     until,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.variants import (
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import (
     OURS,
     PRIVATE,
     ChainSpider,
@@ -30,9 +33,6 @@ from helpers.variants import (
     settled,
     stat,
 )
-
-from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtUnreachable
-from scrapy_robotrules.crawl.signals import robotrules_fetched
 
 CRAWL_TESTS = True
 """Run under both reactors in CI, the manager tests without a server too."""

@@ -20,7 +20,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from helpers.crawling import (
+from scrapy.exceptions import IgnoreRequest
+from twisted.internet.protocol import Factory, Protocol
+
+from scrapy_robotrules import Outcome
+from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.engine.stores import Entry
+from tests.helpers.crawling import (
     CrawlResult,
     RecordingSpider,
     async_test,
@@ -28,14 +34,8 @@ from helpers.crawling import (
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
-from helpers.mockserver import MockServer, Reply, get_reactor
-from helpers.variants import Step, StepSpider, settled
-from scrapy.exceptions import IgnoreRequest
-from twisted.internet.protocol import Factory, Protocol
-
-from scrapy_robotrules import Outcome
-from scrapy_robotrules.crawl.manager import RobotsManager
-from scrapy_robotrules.engine.stores import Entry
+from tests.helpers.mockserver import MockServer, Reply, get_reactor
+from tests.helpers.variants import Step, StepSpider, settled
 
 CRAWL_TESTS = True
 """Run under both reactors in CI."""

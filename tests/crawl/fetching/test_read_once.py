@@ -12,8 +12,6 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from helpers.crawling import RecordingSpider, async_test, run_spider
-from helpers.mockserver import MockServer, Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy.http import HtmlResponse, Response
@@ -25,6 +23,8 @@ from scrapy_robotrules.crawl.pages.head import response_html, response_metas
 from scrapy_robotrules.engine.page.directives import parse_page_directives
 from scrapy_robotrules.engine.page.html import head_metas
 from scrapy_robotrules.engine.usage.preferences import usage_view
+from tests.helpers.crawling import RecordingSpider, async_test, run_spider
+from tests.helpers.mockserver import MockServer, Reply
 
 CRAWL_TESTS = True
 

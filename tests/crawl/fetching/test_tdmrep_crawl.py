@@ -14,20 +14,20 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from helpers.accounting import identity_holds
-from helpers.crawling import (
+from twisted.internet.defer import ensureDeferred
+
+from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.engine.usage.preferences import TDMREP_FILE
+from tests.helpers.accounting import identity_holds
+from tests.helpers.crawling import (
     CrawlResult,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
     when,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.usage import HTML, SETTINGS, UsageSpider, html
-from twisted.internet.defer import ensureDeferred
-
-from scrapy_robotrules.crawl.manager import RobotsManager
-from scrapy_robotrules.engine.usage.preferences import TDMREP_FILE
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.usage import HTML, SETTINGS, UsageSpider, html
 
 CRAWL_TESTS = True
 

@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.accounting import identity_holds
-from helpers.crawling import RecordingSpider, async_test, release_when, run_spider, when
-from helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
-from helpers.variants import OURS, PRIVATE, robots_log, stat
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_robotrules.crawl.fetching import download as download_module
+from tests.helpers.accounting import identity_holds
+from tests.helpers.crawling import RecordingSpider, async_test, release_when, run_spider, when
+from tests.helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
+from tests.helpers.variants import OURS, PRIVATE, robots_log, stat
 
 CRAWL_TESTS = True
 

@@ -9,7 +9,12 @@ from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
-from helpers.crawling import (
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
+
+from scrapy_robotrules import Outcome
+from scrapy_robotrules.crawl.manager import RobotsManager
+from tests.helpers.crawling import (
     RecordingSpider,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
@@ -17,18 +22,13 @@ from helpers.crawling import (
     run_spider,
     when,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.variants import (
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import (
     OURS,
     PRIVATE,
     robots_log,
     stat,
 )
-from scrapy import Request, signals
-from scrapy.crawler import Crawler
-
-from scrapy_robotrules import Outcome
-from scrapy_robotrules.crawl.manager import RobotsManager
 
 CRAWL_TESTS = True
 """Run under both reactors in CI, the manager tests without a server too."""

@@ -7,7 +7,6 @@ test server in this process, with a real ``redis-server`` between them.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -20,22 +19,21 @@ from urllib.parse import urlsplit
 
 import pytest
 import redis
-from helpers import REPO_ROOT
-from helpers.crawling import RecordingSpider, async_test, run_spider, until
-from helpers.mockserver import MockServer, Reply, get_reactor
-from helpers.redisserver import RedisServer
-from helpers.turns import Turn, assert_turns_apart
-from helpers.variants import OURS, PRIVATE, paths, robots_log, stat
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import deferLater
 
 from scrapy_robotrules.engine.stores import open_backend
+from tests.helpers import REPO_ROOT
+from tests.helpers.crawling import RecordingSpider, async_test, run_spider, until
+from tests.helpers.mockserver import MockServer, Reply, get_reactor
+from tests.helpers.redisserver import RedisServer
+from tests.helpers.turns import Turn, assert_turns_apart
+from tests.helpers.variants import OURS, PRIVATE, paths, robots_log, stat
 
 CRAWL_TESTS = True
 
-WORKER = REPO_ROOT / "tests" / "helpers" / "fleet_worker.py"
-ROOT = REPO_ROOT
+WORKER = "tests.helpers.fleet_worker"
 WORKERS = 4
 SITES = 50
 DELAYED = "delayed.test"
@@ -96,12 +94,11 @@ async def _run_workers(
     held = dict(held)
     config = directory / "config.json"
     config.write_text(json.dumps({"start_urls": start_urls, "settings": settings, **options}))
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
     outputs = [directory / f"worker{n}.json" for n in range(count)]
     processes = [
         subprocess.Popen(
-            [sys.executable, str(WORKER), str(config), str(output)],
-            env=environment,
+            [sys.executable, "-m", WORKER, str(config), str(output)],
+            cwd=REPO_ROOT,
             stdout=subprocess.DEVNULL,
             stderr=open(directory / f"worker{n}.log", "w"),  # noqa: SIM115
         )
@@ -313,7 +310,7 @@ def _scrapy_redis(redis_url: str) -> dict[str, Any]:
     return {
         "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
         # scrapy-redis's own filter, counting what it filters (see fleet_worker.py).
-        "DUPEFILTER_CLASS": "fleet_worker.CountingDupeFilter",
+        "DUPEFILTER_CLASS": "tests.helpers.fleet_worker.CountingDupeFilter",
         # Never flush the shared queue when one crawler closes: the others use it.
         "SCHEDULER_PERSIST": True,
         "REDIS_URL": redis_url,

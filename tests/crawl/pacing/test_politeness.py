@@ -5,18 +5,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from helpers.crawling import (
+from scrapy_robotrules.crawl.pacing.politeness import MAX_DELAY_JITTER
+from tests.helpers.crawling import (
     CrawlResult,
     RecordingSpider,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.slots import SLOT_LOG, Release, assert_released_apart, pages_released
-from helpers.variants import OURS, stat
-
-from scrapy_robotrules.crawl.pacing.politeness import MAX_DELAY_JITTER
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.slots import SLOT_LOG, Release, assert_released_apart, pages_released
+from tests.helpers.variants import OURS, stat
 
 CRAWL_TESTS = True
 

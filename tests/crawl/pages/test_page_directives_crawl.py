@@ -18,14 +18,6 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 import scrapy
-from helpers.crawling import (
-    CrawlResult,
-    RecordingSpider,
-    async_test,
-    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
-    run_spider,
-)
-from helpers.mockserver import MockServer, Reply
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse, Response, TextResponse
@@ -41,6 +33,14 @@ from scrapy_robotrules.crawl.pages.directive_middleware import (
     _Output,
 )
 from scrapy_robotrules.crawl.pages.usage import META_KEY as USAGE_KEY
+from tests.helpers.crawling import (
+    CrawlResult,
+    RecordingSpider,
+    async_test,
+    mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    run_spider,
+)
+from tests.helpers.mockserver import MockServer, Reply
 
 CRAWL_TESTS = True
 

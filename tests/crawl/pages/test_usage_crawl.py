@@ -10,18 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers.crawling import (
+from scrapy.settings import Settings
+
+from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, RobotRulesSettingError
+from scrapy_robotrules.crawl.pages.usage import UsageItemsMiddleware, UsagePreferencesMiddleware
+from tests.helpers.crawling import (
     CrawlResult,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.usage import HTML, SETTINGS, UsageSpider, html
-from scrapy.settings import Settings
-
-from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, RobotRulesSettingError
-from scrapy_robotrules.crawl.pages.usage import UsageItemsMiddleware, UsagePreferencesMiddleware
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.usage import HTML, SETTINGS, UsageSpider, html
 
 CRAWL_TESTS = True
 

@@ -20,17 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import run
-from helpers.crawling import (
-    BASE_SETTINGS,
-    RecordingSpider,
-    async_test,
-    reactor_settings,
-    run_spider,
-    with_custom_settings,
-)
-from helpers.mockserver import MockServer, Reply, install_loopback_dns
-from helpers.variants import OURS, stat
 from scrapy import Spider
 from scrapy.crawler import CrawlerRunner
 from scrapy.extensions.feedexport import FileFeedStorage
@@ -40,6 +29,17 @@ from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.reporting.audit import AuditWriter
 from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from tests.helpers.cli import run
+from tests.helpers.crawling import (
+    BASE_SETTINGS,
+    RecordingSpider,
+    async_test,
+    reactor_settings,
+    run_spider,
+    with_custom_settings,
+)
+from tests.helpers.mockserver import MockServer, Reply, install_loopback_dns
+from tests.helpers.variants import OURS, stat
 
 CRAWL_TESTS = True
 

@@ -17,16 +17,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from helpers.crawling import (
+from scrapy import Request
+
+from tests.helpers.crawling import (
     RecordingSpider,
     async_test,
     download_error,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
-from helpers.mockserver import MockServer, Reply
-from helpers.variants import BUILTIN, OURS, PRIVATE
-from scrapy import Request
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import BUILTIN, OURS, PRIVATE
 
 CRAWL_TESTS = True
 

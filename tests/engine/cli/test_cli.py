@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT
-from helpers.cli import run
 
 import scrapy_robotrules
 from scrapy_robotrules.engine.cli.main import main
+from tests.helpers import REPO_ROOT
+from tests.helpers.cli import run
 
 ROBOTS = """\
 User-agent: *

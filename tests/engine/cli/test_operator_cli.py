@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import run
 
 from scrapy_robotrules.engine.operator_tools.audit_trail import fetch_line, request_line, sha256_of
 from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt
+from tests.helpers.cli import run
 
 BODY = b"User-agent: *\nDisallow: /private\nDisallow: /tmp\n"
 T0 = 1_800_000_000.0

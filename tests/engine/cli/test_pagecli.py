@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.cli import run
 
 from scrapy_robotrules.engine.cli.page_commands import read_saved_response
+from tests.helpers.cli import run
 
 SAVED = (
     b"HTTP/1.1 301 Moved Permanently\r\nLocation: /page\r\n\r\n"

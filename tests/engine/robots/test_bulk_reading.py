@@ -12,7 +12,6 @@ from itertools import compress
 from typing import Any
 
 import pytest
-from helpers.differential import ROBOTS_URLS, SCALE, check_document, rule_values, urls_near
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +21,7 @@ from scrapy_robotrules.engine.robots.patterns import Pattern, compile_matcher
 from scrapy_robotrules.engine.robots.reading import member_columns
 from scrapy_robotrules.engine.robots.star_columns import StarRules, cut_starred
 from scrapy_robotrules.engine.robots.wildcards import shape_of
+from tests.helpers.differential import ROBOTS_URLS, SCALE, check_document, rule_values, urls_near
 
 
 def many_star_file(count: int) -> bytes:

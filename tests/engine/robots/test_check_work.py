@@ -16,7 +16,6 @@ from types import FrameType
 from typing import Any
 
 import pytest
-from helpers.differential import SCALE, robots_documents
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from scrapy_robotrules.engine.robots import groups, reading, robotstxt, signal_l
 from scrapy_robotrules.engine.robots.agents import select
 from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from scrapy_robotrules.engine.robots.reading import member_columns
+from tests.helpers.differential import SCALE, robots_documents
 
 
 def python_calls(call: Callable[[], Any]) -> list[str]:

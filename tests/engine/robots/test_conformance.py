@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from helpers.vectors import Vector, load_vectors, shared_dir, shared_vectors_path, vectors_path
 
 from scrapy_robotrules import RobotsTxt
+from tests.helpers.vectors import (
+    Vector,
+    load_vectors,
+    shared_dir,
+    shared_vectors_path,
+    vectors_path,
+)
 
 # The repository's copy (tests/data/vectors.txt): a missing file fails the
 # run at collection, it never skips: these vectors are the contract.

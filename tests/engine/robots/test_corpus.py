@@ -10,10 +10,10 @@ from __future__ import annotations
 import csv
 
 import pytest
-from helpers.corpus_subset import FILES, TAGS, Subset, choose, load, read_tsv
-from helpers.vectors import shared_dir
 
 from scrapy_robotrules import Precedence, RobotsTxt
+from tests.helpers.corpus_subset import FILES, TAGS, Subset, choose, load, read_tsv
+from tests.helpers.vectors import shared_dir
 
 MODES: tuple[Precedence, ...] = ("most-specific", "first-match", "allow-first")
 URLS_PER_FILE = 50

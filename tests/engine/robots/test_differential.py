@@ -11,7 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers.differential import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_robotrules import RobotsTxt
+from tests.helpers.differential import (
     CRAWLER_AGENTS,
     RAW_BYTES,
     ROBOTS_URLS,
@@ -23,10 +27,6 @@ from helpers.differential import (
     urls,
     urls_near,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from scrapy_robotrules import RobotsTxt
 
 
 @pytest.fixture(scope="module")

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers.differential import SCALE, robots_documents, urls
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import AgentMatch, Precedence, RobotsTxt
 from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
 from scrapy_robotrules.engine.robots.urls import request_path
+from tests.helpers.differential import SCALE, robots_documents, urls
 
 FAST = settings(
     max_examples=300 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.cli import run
-from helpers.corpus_subset import load
 
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.robots.lint import Finding, doubts, lint
 from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE, read_bytes
 from scrapy_robotrules.engine.robots.signal_lines import license_lines
+from tests.helpers.cli import run
+from tests.helpers.corpus_subset import load
 
 FILE = (
     b"Disallow: /early\n"  # 1: before any User-agent line

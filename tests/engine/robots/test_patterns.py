@@ -237,7 +237,7 @@ LONG_PATHS = [
 @pytest.mark.parametrize("mode", ["most-specific", "first-match", "allow-first"])
 def test_long_paths_decide_as_the_reference_does(content: str, mode: Precedence) -> None:
     """Paths past the long-path threshold take another branch; same answers."""
-    from helpers.reference import reference_allowed
+    from tests.helpers.reference import reference_allowed
 
     robots = RobotsTxt.parse(content)
     for path in LONG_PATHS:

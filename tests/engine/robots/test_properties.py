@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers.differential import (
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers.differential import (
     CRAWLER_AGENTS,
     ROBOTS_URLS,
     SCALE,
@@ -14,7 +17,7 @@ from helpers.differential import (
     robots_documents,
     urls,
 )
-from helpers.reference import (
+from tests.helpers.reference import (
     AGENT_MATCHES,
     PRECEDENCES,
     RULE_KEYS,
@@ -23,8 +26,6 @@ from helpers.reference import (
     reference_matching_rules,
     reference_rule_matches,
 )
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 
 MODES = [(p, m) for p in PRECEDENCES for m in AGENT_MATCHES]
 FAST = settings(

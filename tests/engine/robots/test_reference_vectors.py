@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from helpers.reference import (
+
+from tests.helpers.reference import (
     normalise,
     reference_allowed,
     reference_crawl_delay,
     reference_deciding_rule,
     reference_rule_matches,
 )
-from helpers.vectors import Vector, decode_escapes, load_vectors, vector_lines, vectors_path
+from tests.helpers.vectors import Vector, decode_escapes, load_vectors, vector_lines, vectors_path
 
 # The repository's copy: a missing file fails at collection, never skips.
 VECTORS: list[Vector] = load_vectors()

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 import redis
-from helpers.cli import run_binary as run
-from helpers.redisserver import RedisServer, free_port
 
 from scrapy_robotrules.engine.stores import (
     KEEP_ARCHIVE,
@@ -23,6 +21,8 @@ from scrapy_robotrules.engine.stores import (
 )
 from scrapy_robotrules.engine.stores.redis import PREFIX
 from scrapy_robotrules.engine.stores.sqlite import SQLiteBackend
+from tests.helpers.cli import run_binary as run
+from tests.helpers.redisserver import RedisServer, free_port
 
 BODY = b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /priv\xe9\x00\n"
 SHA = hashlib.sha256(BODY).hexdigest()

@@ -13,8 +13,6 @@ from types import SimpleNamespace
 
 import pytest
 import redis
-from helpers.redisserver import RedisServer, free_port
-from helpers.turns import Turn, assert_turns_apart
 
 from scrapy_robotrules import RobotRules
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
@@ -33,6 +31,8 @@ from scrapy_robotrules.engine.stores import (
 from scrapy_robotrules.engine.stores import cache as cached_store
 from scrapy_robotrules.engine.stores.redis import RedisBackend
 from scrapy_robotrules.engine.stores.sqlite import SQLiteBackend
+from tests.helpers.redisserver import RedisServer, free_port
+from tests.helpers.turns import Turn, assert_turns_apart
 
 ORIGIN = "http://example.com"
 RULES = b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n"

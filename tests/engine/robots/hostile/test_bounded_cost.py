@@ -15,17 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.differential import (
-    PATTERN_ALPHABET,
-    ROBOTS_URLS,
-    SCALE,
-    check_document,
-    rule_lines,
-    rule_values,
-    urls,
-    urls_near,
-)
-from helpers.reference import PRECEDENCES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,6 +25,17 @@ from scrapy_robotrules.engine.robots.patterns import Pattern
 from scrapy_robotrules.engine.robots.precedence import AllowFirst, FirstMatch, MostSpecific
 from scrapy_robotrules.engine.robots.robotstxt import Group
 from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES, Entry
+from tests.helpers.differential import (
+    PATTERN_ALPHABET,
+    ROBOTS_URLS,
+    SCALE,
+    check_document,
+    rule_lines,
+    rule_values,
+    urls,
+    urls_near,
+)
+from tests.helpers.reference import PRECEDENCES
 
 RULES = 24_380
 

@@ -13,7 +13,6 @@ import string
 from typing import Any
 
 import pytest
-from helpers.differential import ROBOTS_URLS, SCALE, check_document, rule_values, urls_near
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +28,7 @@ from scrapy_robotrules.engine.robots.hostile.automata import (
 from scrapy_robotrules.engine.robots.hostile.literals import NEEDLE
 from scrapy_robotrules.engine.robots.hostile.windows import WINDOWS
 from scrapy_robotrules.engine.robots.urls import normalize, normalize_all
+from tests.helpers.differential import ROBOTS_URLS, SCALE, check_document, rule_values, urls_near
 
 RULES = 2_000
 ALNUM = string.ascii_letters + string.digits

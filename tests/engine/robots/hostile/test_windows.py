@@ -13,7 +13,6 @@ import random
 import string
 
 import pytest
-from helpers.differential import ROBOTS_URLS, SCALE, check_document, rule_values, urls_near
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +20,7 @@ from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.robots.hostile import literals, windows
 from scrapy_robotrules.engine.robots.hostile.automata import AutomatonCache
 from scrapy_robotrules.engine.robots.hostile.pieces import Found
+from tests.helpers.differential import ROBOTS_URLS, SCALE, check_document, rule_values, urls_near
 
 ALNUM = string.ascii_letters + string.digits
 
