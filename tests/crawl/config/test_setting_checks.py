@@ -103,12 +103,9 @@ class Demo(scrapy.Spider):
 """
 
 SCRIPT = """
-import sys
-
 from scrapy.crawler import CrawlerProcess
 
-sys.path.insert(0, {spiders!r})
-from demo import Demo
+from tp.spiders.demo import Demo  # the project beside this script
 
 process = CrawlerProcess({settings!r})
 process.crawl(Demo)
@@ -149,10 +146,10 @@ def _one_line(done: subprocess.CompletedProcess[str], message: str) -> None:
 def test_a_crawler_process_script_ends_with_one_line_naming_the_setting(
     tmp_path: Path, name: str, value: object, message: str
 ) -> None:
-    spiders = _project(tmp_path)
+    _project(tmp_path)
     script = tmp_path / "run.py"
     settings = {**ADDON, "TELNETCONSOLE_ENABLED": False, name: value}
-    script.write_text(SCRIPT.format(spiders=str(spiders), settings=settings))
+    script.write_text(SCRIPT.format(settings=settings))
     _one_line(_run([sys.executable, str(script)], tmp_path), message)
 
 

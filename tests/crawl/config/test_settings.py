@@ -339,12 +339,9 @@ class Demo(scrapy.Spider):
 """
 
 SCRIPT = """
-import sys
-
 from scrapy.crawler import {process}
 
-sys.path.insert(0, {spiders!r})
-from demo import Demo
+from tp.spiders.demo import Demo  # the project beside this script
 
 process = {process}({settings!r})
 process.crawl(Demo)
@@ -414,14 +411,14 @@ def test_a_crawler_process_script_with_a_bad_setting_exits_non_zero_with_one_lin
 ) -> None:
     if not hasattr(scrapy.crawler, process):
         pytest.skip(f"no {process} in Scrapy {scrapy.__version__}")
-    spiders = _project(tmp_path, {})
+    _project(tmp_path, {})
     settings = {
         "ROBOTSTXT_OBEY": True,
         "ADDONS": {"scrapy_robotrules.Addon": 0},
         "ROBOTRULES_MAX_AGE": 1e300,
     }
     script = tmp_path / "run.py"
-    script.write_text(SCRIPT.format(process=process, spiders=str(spiders), settings=settings))
+    script.write_text(SCRIPT.format(process=process, settings=settings))
     done = _run([sys.executable, str(script)], tmp_path)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
