@@ -1,4 +1,4 @@
-"""The layout rule of both floors: small modules, each saying what it is for and its SPEC."""
+"""The layout rule of both floors: each module says what it holds, under a name of its own."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ PACKAGE = Path(scrapy_robotrules.__file__).resolve().parent
 ENGINE = PACKAGE / "engine"
 CRAWL = PACKAGE / "crawl"
 MODULES = sorted([*ENGINE.rglob("*.py"), *CRAWL.rglob("*.py")])
-MAX_LINES = 600
-"""Past this a module holds more than one job: a warning sign, not a target to split at."""
 
 
 def test_both_floors_are_found() -> None:
@@ -33,9 +31,9 @@ def test_both_floors_are_found() -> None:
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
-def test_a_module_is_small_and_says_what_it_holds(path: Path) -> None:
+def test_a_module_says_what_it_holds(path: Path) -> None:
+    # Modules are split where their jobs part, not at a length: no line cap here.
     text = path.read_text(encoding="utf-8")
-    assert text.count("\n") <= MAX_LINES, f"{path.name}: split it where its jobs part"
     docstring = ast.get_docstring(ast.parse(text))
     assert docstring, "a module starts with a docstring saying what it is for"
     # Which SPEC sections it holds, or that it holds none.

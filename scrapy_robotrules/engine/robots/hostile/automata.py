@@ -6,8 +6,8 @@ string (less than its own size); the automaton built from them is lent by
 this cache, least recently used first out, and built again on demand. So a
 crawler of many such files holds at most :data:`DEFAULT_AUTOMATON_BYTES` of
 automata, whatever the number of files, and one whose automaton was evicted
-pays its construction again on its next check (about 20 ms for 24,000
-literals).
+pays its construction again on its next check (work in proportion to the
+characters of its literals).
 """
 
 from __future__ import annotations

@@ -1,19 +1,18 @@
 """A short path's needles looked up in a dict until an automaton pays (SPEC 4).
 
-Building the automaton over a hostile file's 24,000 needles costs 12 to
-20 ms, as much as the rest of its first check, whatever the path. A path
-of ``L`` characters holds ``L - n + 1`` windows of each needle length ``n``: looked
-up in a dict of the needles (which the index makes anyway, to find the
-repeated ones), a path of Scrapy's default URL length limit (2,083
-characters) costs about 0.2 ms for needles of one length, ten times what
-the automaton then costs. So the choice is rent or buy (ski rental): when
+Building the automaton costs work in proportion to the characters of all
+the file's needles, as much as the rest of its first check, whatever the
+path. A path of ``L`` characters holds ``L - n + 1`` windows of each needle
+length ``n``: looking them up in a dict of the needles (which the index
+makes anyway, to find the repeated ones) costs a lookup per window, many
+times what a walk of the built automaton costs. So the choice is rent or buy (ski rental): when
 the needles are of few lengths, a path of at most :data:`WINDOWS` windows is
 looked up while the windows looked up so far, this path's included, cost
 less than building the automaton would (:func:`build_cost`); past that, or
 for a longer path, the automaton is built and used from then on. A file
 checked a few times never builds it; one checked thousands of times pays at
 most about twice what the better of the two would have cost it. Files whose
-needles are of more lengths build it on their first check, as before: else
+needles are of more lengths build it on their first check: else
 a 2,083-character path after a short first one would pay for it.
 """
 
@@ -39,7 +38,7 @@ SHORT_PATH = 2083
 """Paths up to this long (Scrapy's default ``URLLENGTH_LIMIT``) are looked up, for a file
 whose needles are (see :func:`Windows.sizes_for`), until the automaton would cost less."""
 WINDOWS = 2 * SHORT_PATH
-"""Windows a path may hold to be looked up (0.4 ms at most); a longer one builds the automaton."""
+"""Windows a path may hold to be looked up; a longer one builds the automaton."""
 BUILD_WINDOWS_PER_CHAR = 0.75
 """Windows looked up that cost as much as one character of needles built into the automaton.
 
