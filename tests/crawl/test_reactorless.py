@@ -60,13 +60,13 @@ SITES: dict[str, Any] = {
 STARTS = ["{a}/public", "{a}/private/1", "{a}/private/open", "{down}/page"]
 
 
-def crawl(tmp_path: Path, job: dict[str, Any], name: str = "crawl") -> dict[str, Any]:
-    """Run one crawl in its own process; what it did (see ``reactorless_crawl.py``)."""
-    job_file, result_file = tmp_path / f"{name}.job.json", tmp_path / f"{name}.result.json"
-    job_file.write_text(json.dumps(job), "utf-8")
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+def _run_python(*args: str) -> None:
+    """Run Python with ``args`` in a process of its own, this checkout and ``tests/`` importable."""
+    path = os.pathsep.join(
+        filter(None, [str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH")])
+    )
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), str(job_file), str(result_file)],
+        [sys.executable, *args],
         env={**os.environ, "PYTHONPATH": path},
         capture_output=True,
         text=True,
@@ -74,6 +74,13 @@ def crawl(tmp_path: Path, job: dict[str, Any], name: str = "crawl") -> dict[str,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-5000:]
+
+
+def crawl(tmp_path: Path, job: dict[str, Any], name: str = "crawl") -> dict[str, Any]:
+    """Run one crawl in its own process; what it did (see ``reactorless_crawl.py``)."""
+    job_file, result_file = tmp_path / f"{name}.job.json", tmp_path / f"{name}.result.json"
+    job_file.write_text(json.dumps(job), "utf-8")
+    _run_python(str(SCRIPT), str(job_file), str(result_file))
     result: dict[str, Any] = json.loads(result_file.read_text("utf-8"))
     errors = [line for line in result["log"] if line[0] in ("ERROR", "CRITICAL")]
     assert not errors, errors
@@ -255,13 +262,4 @@ def test_no_module_of_the_package_imports_the_reactor() -> None:
         "    if not module.name.endswith('__main__'): importlib.import_module(module.name)\n"
         "assert 'twisted.internet.reactor' not in sys.modules\n"
     )
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": path},
-        capture_output=True,
-        text=True,
-        timeout=CRAWL_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-5000:]
+    _run_python("-c", code)
