@@ -19,6 +19,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 import pytest
 import pytest_twisted  # type: ignore[import-untyped]
 import scrapy.exceptions
+from scrapy import Spider
 from scrapy.crawler import Crawler, CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.reactor import is_asyncio_reactor_installed
@@ -28,6 +29,7 @@ from twisted.web.client import Agent, readBody
 
 from helpers.mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
 from helpers.recording_spider import RecordingSpider as RecordingSpider  # noqa: PLC0414 (re-exported)
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 
 P = ParamSpec("P")
 
@@ -180,6 +182,22 @@ async def run_spider(
         root.setLevel(level)
     spider = cast("SpiderT", crawler.spider)
     return CrawlResult(spider, crawler, crawler.stats.get_stats(), handler.records)
+
+
+async def refused_crawl(
+    spider_cls: type[Spider], settings: Mapping[str, Any], match: str, **spider_kwargs: Any
+) -> RobotRulesSettingError:
+    """Start a crawl that a bad value must stop: the error it stopped with (matching ``match``).
+
+    Checks it stopped before any download.
+    """
+    install_loopback_dns()
+    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **settings})
+    crawler = runner.create_crawler(spider_cls)
+    with pytest.raises(RobotRulesSettingError, match=match) as raised:
+        await runner.crawl(crawler, **spider_kwargs)
+    assert not crawler.stats.get_value("downloader/request_count")
+    return raised.value
 
 
 @dataclass(frozen=True)
