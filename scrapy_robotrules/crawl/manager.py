@@ -38,6 +38,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from scrapy import signals as scrapy_signals
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robotrules.crawl import compat
@@ -202,6 +203,17 @@ class RobotsManager:
         """Whether an allowed answer holds for a duplicate as it is: not when a site policy,
         a tdmrep.json or the audit trail has its own say on each request."""
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
+
+    @classmethod
+    def for_component(cls, crawler: Crawler) -> RobotsManager:
+        """The manager, for one of the package's Scrapy components (middlewares, extension).
+
+        Each is on only when the crawl obeys robots.txt: without ``ROBOTSTXT_OBEY``,
+        ``NotConfigured`` leaves it out of the crawl.
+        """
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured
+        return cls.for_crawler(crawler)
 
     @classmethod
     def for_crawler(cls, crawler: Crawler) -> RobotsManager:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapy.exceptions import NotConfigured
-
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.pages.items import ItemVerdict
 
@@ -36,10 +34,8 @@ class PageMiddleware:
     """The setting that chooses what becomes of a refused item (``mark``, ``drop``, ``ignore``)."""
 
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
-            raise NotConfigured
         self.crawler = crawler
-        self.manager = RobotsManager.for_crawler(crawler)
+        self.manager = RobotsManager.for_component(crawler)
         self.config = self.manager.config
         self.stats = crawler.stats
         mode, field = self.items_choice()
