@@ -229,11 +229,9 @@ class RobotsManager:
 
     def checks(self, request: Request) -> bool:
         """Whether robots.txt has a say on ``request`` at all."""
-        # Request's meta and url properties cost a Python call each: read as compat does.
-        meta = compat.request_meta(request)
-        if meta is not None and meta.get("dont_obey_robotstxt"):
+        if request.meta.get("dont_obey_robotstxt"):
             return False
-        url = compat.request_url(request)
+        url = request.url
         if _HOST_FOLLOWS.match(url) and "@" not in url and "[" not in url:
             return True  # the common case, without parsing the URL
         parsed = urlparse_cached(request)
@@ -247,7 +245,7 @@ class RobotsManager:
         Raises :class:`RobotsTxtUnreachable` when the origin has been
         unreachable for longer than ``ROBOTRULES_UNREACHABLE_TIMEOUT``.
         """
-        url = compat.request_url(request)
+        url = request.url
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
         origin = origin_for(request)
@@ -289,7 +287,7 @@ class RobotsManager:
         /robots.txt itself, nor for an origin a site policy decides without
         its file (policy.py).
         """
-        url = compat.request_url(request)
+        url = request.url
         if request.meta.get(STALE) == url:
             return False
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):
