@@ -23,11 +23,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from functools import cache
 from importlib import import_module
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from pydispatch.dispatcher import getAllReceivers  # type: ignore[import-untyped]
-from scrapy import Request as _Request
 from scrapy import signals as scrapy_signals
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -40,7 +38,7 @@ if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
     from scrapy.core.scheduler import BaseScheduler
     from scrapy.crawler import Crawler
-    from scrapy.http import Headers, Response
+    from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from twisted.internet.base import DelayedCall, ReactorBase
 
@@ -67,9 +65,6 @@ __all__ = [
     "on_scheduler_close",
     "reactorless",
     "request_header",
-    "request_headers",
-    "request_meta",
-    "request_url",
     "scheduler",
     "send_signal",
     "sleep",
@@ -151,25 +146,15 @@ async def sleep(seconds: float) -> None:
     await maybe_deferred_to_future(done)
 
 
-request_url: Callable[[Request], str] = attrgetter("_url")
-"""``request.url`` without a call of its property (2.13 to 2.19 keep it in ``_url``)."""
-
-
-request_meta: Callable[[Request], dict[str, Any] | None] = attrgetter("_meta")
-"""Its meta, ``None`` while unset (2.13 to 2.19: ``_meta``); ``request.meta`` makes one."""
-
-
-request_headers: Callable[[Request], Headers | None] = attrgetter(
-    "_headers" if "_headers" in getattr(_Request, "__slots__", ()) else "headers"
-)
-"""A request's headers, ``None`` while none were set: 2.15+ builds ``Headers`` on first
-use (microseconds a duplicate offer need not pay), and keeps them in ``_headers``."""
-
-
 def request_header(request: Request, name: bytes) -> bytes | None:
-    """The last value of header ``name`` (title-cased), read as :data:`request_headers`."""
-    headers = request_headers(request)
-    values: list[bytes] | None = None if headers is None else dict.get(headers, name)
+    """``request.headers.get(name)`` for a title-cased ``name``, without normalising or raising.
+
+    ``Headers`` (2.13 to 2.19) is a dict of title-cased names to lists of
+    values, read as one here; its ``get`` normalises the name and the default
+    and, for a missing header (most requests offered have no ``User-Agent``
+    until the downloader sets one), raises and catches an ``IndexError``.
+    """
+    values: list[bytes] | None = dict.get(request.headers, name)
     return values[-1] if values else None
 
 

@@ -24,7 +24,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.gate import Gate
@@ -45,10 +45,8 @@ class RobotRulesExtension:
     """Keeps robots.txt crawl delays on the download slots; logs a summary at the end."""
 
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
-            raise NotConfigured
         self.crawler = crawler
-        self.manager = RobotsManager.for_crawler(crawler)
+        self.manager = RobotsManager.for_component(crawler)
         self.report = self.manager.report
         self.gate = Gate(crawler, self.manager)
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)

@@ -91,20 +91,16 @@ class Gate:
         scheduler drops a duplicate, and the downloader middleware asks again
         for one it keeps), is counted offered and allowed, and goes on.
         """
-        url = compat.request_url(request)
+        url = request.url
         answer = self._answers.get(url)
         carried = None if answer is None else answer[5]
         if carried is not None:
-            meta = compat.request_meta(request)
-            if (
-                meta is None or (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt"))
-            ) and (
+            meta = request.meta
+            if (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt")) and (
                 same_rules(self._held(carried[1]), carried[3])
                 # No User-Agent of its own to ask about instead of the crawler's.
                 and not (self._request_agents and compat.request_header(request, _AGENT))
             ):
-                if meta is None:
-                    meta = request.meta
                 meta[OFFERED] = meta[DECIDED] = url
                 meta[RULES] = carried
                 report = self._report
@@ -126,7 +122,7 @@ class Gate:
         """
         manager = self.manager
         meta = request.meta
-        url = compat.request_url(request)
+        url = request.url
         verdicts = manager.verdicts
         again = False
         if verdicts.offered(meta, url):

@@ -38,6 +38,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from scrapy import signals as scrapy_signals
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robotrules.crawl import compat
@@ -204,6 +205,17 @@ class RobotsManager:
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod
+    def for_component(cls, crawler: Crawler) -> RobotsManager:
+        """The manager, for one of the package's Scrapy components (middlewares, extension).
+
+        Each is on only when the crawl obeys robots.txt: without ``ROBOTSTXT_OBEY``,
+        ``NotConfigured`` leaves it out of the crawl.
+        """
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured
+        return cls.for_crawler(crawler)
+
+    @classmethod
     def for_crawler(cls, crawler: Crawler) -> RobotsManager:
         """The manager of ``crawler``, created (settings checked) on first use."""
         manager = getattr(crawler, cls._ATTRIBUTE, None)
@@ -217,11 +229,9 @@ class RobotsManager:
 
     def checks(self, request: Request) -> bool:
         """Whether robots.txt has a say on ``request`` at all."""
-        # Request's meta and url properties cost a Python call each: read as compat does.
-        meta = compat.request_meta(request)
-        if meta is not None and meta.get("dont_obey_robotstxt"):
+        if request.meta.get("dont_obey_robotstxt"):
             return False
-        url = compat.request_url(request)
+        url = request.url
         if _HOST_FOLLOWS.match(url) and "@" not in url and "[" not in url:
             return True  # the common case, without parsing the URL
         parsed = urlparse_cached(request)
@@ -235,7 +245,7 @@ class RobotsManager:
         Raises :class:`RobotsTxtUnreachable` when the origin has been
         unreachable for longer than ``ROBOTRULES_UNREACHABLE_TIMEOUT``.
         """
-        url = compat.request_url(request)
+        url = request.url
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):
             return self._robots_path_decision(url)
         origin = origin_for(request)
@@ -277,7 +287,7 @@ class RobotsManager:
         /robots.txt itself, nor for an origin a site policy decides without
         its file (policy.py).
         """
-        url = compat.request_url(request)
+        url = request.url
         if request.meta.get(STALE) == url:
             return False
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robotrules.crawl.deciding.verdicts import SHADOWED
 from scrapy_robotrules.crawl.exceptions import (
@@ -46,10 +46,8 @@ class RobotRulesMiddleware:
     """Decides each request by its origin's robots.txt, waiting for the file if need be."""
 
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
-            raise NotConfigured
         self.crawler = crawler
-        self.manager = RobotsManager.for_crawler(crawler)
+        self.manager = RobotsManager.for_component(crawler)
         self.report = self.manager.report
         self.slot_wait = self.manager.slot_wait
         self.carrier = self.manager.carrier

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.engine.robots.urls import origin_of
 
 if TYPE_CHECKING:
@@ -88,9 +87,8 @@ def origin_for(request: Request) -> str:
 
     Raises ``ValueError`` for a URL without one, as :func:`origin_of` does.
     """
-    meta = compat.request_meta(request)
-    carried: Carried | None = None if meta is None else meta.get(RULES)
-    url = compat.request_url(request)
+    carried: Carried | None = request.meta.get(RULES)
+    url = request.url
     if carried is not None and carried[0] == url:
         return carried[1]
     return origin_of(url)

@@ -6,6 +6,9 @@ per level (``[[[[...`` raises RecursionError), and with each whole number's
 digits bounded (a number of 400 digits parses, then breaks every ``float()``
 and every ``repr`` past 4,300 digits). Values shown in error messages are
 cut short, never a megabyte line, and never an exception of their own.
+A setting that is a table of entries (a dict, or a JSON object) is read as
+one and bounded in entries by :func:`setting_mapping`, before its entries
+are checked one by one.
 
 SPEC: none (how settings are read, not what is decided).
 """
@@ -15,8 +18,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["TooLarge", "loads", "shown"]
+__all__ = ["TooLarge", "loads", "setting_mapping", "shown"]
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 """A JSON string (skipped whole) or a bracket: what the depth of a document is counted on."""
@@ -64,3 +69,41 @@ def shown(value: object, limit: int) -> str:
     except (RecursionError, ValueError):  # nested too deep; past str()'s digit limit
         return f"a {type(value).__name__} nested too deep"
     return text if len(text) <= limit else f"{text[: limit - 5]}...{text[-2:]}"
+
+
+def setting_mapping(
+    value: object,
+    *,
+    setting: str,
+    error: type[ValueError],
+    expected: str,
+    expected_in_full: str,
+    entries: str,
+    max_entries: int,
+    max_depth: int,
+    max_digits: int,
+    limit: int,
+) -> Mapping[Any, Any]:
+    """The table a setting holds: a mapping, a JSON object (``-s``), or none (``{}``).
+
+    Raises ``error`` with the ``setting`` named when the value is JSON past
+    the bounds, no JSON, no mapping (``expected``: what it must be; the JSON
+    bounds' message says ``expected_in_full``), or more than ``max_entries``
+    ``entries``. Values shown are cut to about ``limit`` characters.
+    """
+    if value is None or value == "":
+        return {}
+    if isinstance(value, (str, bytes)):
+        try:
+            value = loads(value, max_depth=max_depth, max_digits=max_digits)
+        except TooLarge as exc:
+            raise error(f"{setting} {exc}: {expected_in_full}") from None
+        except ValueError:
+            raise error(
+                f"{setting} must be a dict or a JSON object, not {shown(value, limit)}"
+            ) from None
+    if not isinstance(value, Mapping):
+        raise error(f"{setting} must be {expected}, not {shown(value, limit)}")
+    if len(value) > max_entries:
+        raise error(f"{setting} has {len(value)} {entries}; at most {max_entries}")
+    return value

@@ -17,6 +17,8 @@ from typing import Any, ClassVar, cast
 
 import pytest
 import scrapy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scrapy import Request, Spider, signals
 from scrapy.core.downloader import Downloader, Slot
 from scrapy.core.engine import ExecutionEngine
@@ -24,7 +26,7 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import CloseSpider
-from scrapy.http import Response
+from scrapy.http import FormRequest, JsonRequest, Response
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.misc import load_object
@@ -551,41 +553,62 @@ def test_scrapy_crawl_exits_non_zero_when_the_package_fails_at_start_up() -> Non
     assert "Spider opened" not in log
 
 
-def test_a_requests_url_is_read_as_its_property_gives_it() -> None:
-    request = Request("http://site.test/a b?q=é")
-    assert compat.request_url(request) == request.url == "http://site.test/a%20b?q=%C3%A9"
-    assert compat.request_url(request.replace(url="http://other.test/")) == "http://other.test/"
-
-
-def test_a_requests_meta_is_read_without_making_one() -> None:
-    bare = Request("http://site.test/a")
-    assert compat.request_meta(bare) is None
-    assert compat.request_meta(bare) is None  # reading it made none
-    assert bare.meta == {}
-    assert compat.request_meta(bare) is bare.meta
-    given = Request("http://site.test/a", meta={"depth": 1})
-    assert compat.request_meta(given) is given.meta
-    assert compat.request_meta(given) == {"depth": 1}
-
-
-def test_a_requests_header_is_read_without_building_its_headers() -> None:
-    """Scrapy 2.15+ builds ``Request.headers`` on first use; a duplicate offer need not pay."""
+def test_a_requests_header_is_read_as_headers_get_reads_it() -> None:
     bare = Request("http://site.test/a")
     assert compat.request_header(bare, b"User-Agent") is None
-    lazy = hasattr(bare, "_headers")
-    assert lazy == (SCRAPY_VERSION >= (2, 15))
-    if lazy:
-        assert bare._headers is None  # still not built
-        assert compat.request_headers(bare) is None
-    else:
-        assert compat.request_headers(bare) is bare.headers
     named = Request("http://site.test/a", headers={"user-agent": ["first", "Bot/2"]})
     assert compat.request_header(named, b"User-Agent") == named.headers.get(b"User-Agent")
     assert compat.request_header(named, b"User-Agent") == b"Bot/2"
     named.headers[b"User-Agent"] = b"Other/1"  # set after the request was made
     assert compat.request_header(named, b"User-Agent") == b"Other/1"
     assert compat.request_header(named, b"Accept") is None
-    assert compat.request_headers(named) is named.headers
+
+
+_HEADER_NAMES = (b"User-Agent", b"Accept", b"Content-Type", b"X-Robots-Tag")
+"""Names as ``Headers`` keys them (title-cased): what ``request_header`` is asked for."""
+
+
+@st.composite
+def _requests(draw: st.DrawFn) -> Request:
+    """A Request, FormRequest or JsonRequest; its meta and headers given or not."""
+    url = draw(
+        st.from_regex(r"https?://[a-z]{1,8}\.test(:[0-9]{2,4})?/[a-z0-9/?=%]{0,12}", fullmatch=True)
+    )
+    kwargs: dict[str, Any] = {}
+    if draw(st.booleans()):
+        kwargs["meta"] = draw(
+            st.dictionaries(st.sampled_from(["depth", "dont_obey_robotstxt", "x"]), st.integers())
+        )
+    if draw(st.booleans()):
+        names = st.sampled_from(
+            [case(name.decode()) for name in _HEADER_NAMES for case in (str.lower, str.upper)]
+        )
+        value = st.text(max_size=8) | st.binary(max_size=8)
+        values = st.one_of(value, st.lists(value, max_size=3), st.none())  # None: no value
+        kwargs["headers"] = draw(st.dictionaries(names, values))
+    kind = draw(st.sampled_from([Request, FormRequest, JsonRequest]))
+    if kind is FormRequest:
+        formdata = draw(st.none() | st.dictionaries(st.sampled_from(["q", "page"]), st.text()))
+        return FormRequest(url, formdata=formdata, **kwargs)
+    if kind is JsonRequest:
+        return JsonRequest(
+            url, data=draw(st.none() | st.dictionaries(st.text(), st.integers())), **kwargs
+        )
+    return Request(url, **kwargs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    request=_requests(), later=st.none() | st.tuples(st.sampled_from(_HEADER_NAMES), st.binary())
+)
+def test_request_header_reads_what_headers_get_gives(
+    request: Request, later: tuple[bytes, bytes] | None
+) -> None:
+    """The reference: ``request.headers.get(name)``, whatever the request's kind, meta, headers."""
+    if later is not None:  # a header set after the request was made
+        request.headers[later[0]] = later[1]
+    for name in _HEADER_NAMES:
+        assert compat.request_header(request, name) == request.headers.get(name)
 
 
 # Spider output judged from the moment a middleware asks.

@@ -60,12 +60,10 @@ SITES: dict[str, Any] = {
 STARTS = ["{a}/public", "{a}/private/1", "{a}/private/open", "{down}/page"]
 
 
-def crawl(tmp_path: Path, job: dict[str, Any], name: str = "crawl") -> dict[str, Any]:
-    """Run one crawl in its own process; what it did (see ``reactorless_crawl.py``)."""
-    job_file, result_file = tmp_path / f"{name}.job.json", tmp_path / f"{name}.result.json"
-    job_file.write_text(json.dumps(job), "utf-8")
+def _run_python(*args: str) -> None:
+    """Run Python with ``args`` in a process of its own, from the repository root."""
     done = subprocess.run(
-        [sys.executable, "-m", SCRIPT, str(job_file), str(result_file)],
+        [sys.executable, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -73,6 +71,13 @@ def crawl(tmp_path: Path, job: dict[str, Any], name: str = "crawl") -> dict[str,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-5000:]
+
+
+def crawl(tmp_path: Path, job: dict[str, Any], name: str = "crawl") -> dict[str, Any]:
+    """Run one crawl in its own process; what it did (see ``reactorless_crawl.py``)."""
+    job_file, result_file = tmp_path / f"{name}.job.json", tmp_path / f"{name}.result.json"
+    job_file.write_text(json.dumps(job), "utf-8")
+    _run_python("-m", SCRIPT, str(job_file), str(result_file))
     result: dict[str, Any] = json.loads(result_file.read_text("utf-8"))
     errors = [line for line in result["log"] if line[0] in ("ERROR", "CRITICAL")]
     assert not errors, errors
@@ -254,12 +259,4 @@ def test_no_module_of_the_package_imports_the_reactor() -> None:
         "    if not module.name.endswith('__main__'): importlib.import_module(module.name)\n"
         "assert 'twisted.internet.reactor' not in sys.modules\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=CRAWL_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-5000:]
+    _run_python("-c", code)

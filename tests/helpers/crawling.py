@@ -11,26 +11,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from importlib import import_module
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import pytest
 import pytest_twisted  # type: ignore[import-untyped]
 import scrapy.exceptions
-from scrapy import Request, Spider, signals
+from scrapy import Spider
 from scrapy.crawler import Crawler, CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import Response, TextResponse
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from twisted.internet.defer import Deferred, race
 from twisted.internet.interfaces import IReactorTime
-from twisted.python.failure import Failure
 from twisted.web.client import Agent, readBody
 
+from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 from tests.helpers.mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
+from tests.helpers.recording_spider import RecordingSpider as RecordingSpider  # noqa: PLC0414 (re-exported)
 
 P = ParamSpec("P")
 
@@ -91,57 +90,6 @@ def mockserver_fixture() -> Iterator[MockServer]:
     server = MockServer()
     yield server
     pytest_twisted.blockon(server.stop())
-
-
-class RecordingSpider(Spider):
-    """Requests ``start_urls`` and records the outcome of every request.
-
-    ``crawled``: response URLs that reached the callback. ``failures``: the
-    requested URL and exception of each request that failed, including
-    ``IgnoreRequest`` (Scrapy drops those silently without an errback).
-    ``dropped``: URLs the scheduler refused. With ``follow``, the links of
-    every page are followed too.
-    """
-
-    name = "recording"
-
-    def __init__(self, start_urls: Sequence[str] = (), follow: bool = False, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.start_urls = list(start_urls)
-        self.follow = follow
-        self.crawled: list[str] = []
-        self.failures: list[tuple[str, BaseException]] = []
-        self.dropped: list[str] = []
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> RecordingSpider:
-        # ``crawlers=[]`` hands the crawler to the test (to watch its stats, or stop it).
-        crawlers = kwargs.pop("crawlers", None)
-        if crawlers is not None:
-            crawlers.append(crawler)
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider.on_dropped, signal=signals.request_dropped)
-        return spider
-
-    def request(self, url: str) -> Request:
-        """A request whose outcome, good or bad, is recorded."""
-        return Request(url, callback=self.parse, errback=partial(self.on_failure, url))
-
-    async def start(self) -> AsyncIterator[Request]:
-        for url in self.start_urls:
-            yield self.request(url)
-
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
-        self.crawled.append(response.url)
-        if self.follow and isinstance(response, TextResponse):
-            for href in response.css("a::attr(href)").getall():
-                yield self.request(response.urljoin(href))
-
-    def on_failure(self, url: str, failure: Failure) -> None:
-        self.failures.append((url, cast("BaseException", failure.value)))
-
-    def on_dropped(self, request: Request) -> None:
-        self.dropped.append(request.url)
 
 
 SpiderT = TypeVar("SpiderT", bound=RecordingSpider)
@@ -234,6 +182,22 @@ async def run_spider(
         root.setLevel(level)
     spider = cast("SpiderT", crawler.spider)
     return CrawlResult(spider, crawler, crawler.stats.get_stats(), handler.records)
+
+
+async def refused_crawl(
+    spider_cls: type[Spider], settings: Mapping[str, Any], match: str, **spider_kwargs: Any
+) -> RobotRulesSettingError:
+    """Start a crawl that a bad value must stop: the error it stopped with (matching ``match``).
+
+    Checks it stopped before any download.
+    """
+    install_loopback_dns()
+    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **settings})
+    crawler = runner.create_crawler(spider_cls)
+    with pytest.raises(RobotRulesSettingError, match=match) as raised:
+        await runner.crawl(crawler, **spider_kwargs)
+    assert not crawler.stats.get_value("downloader/request_count")
+    return raised.value
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,11 @@
 Scrapy refuses ``TWISTED_REACTOR_ENABLED = False`` in a process where a
 reactor is installed, as every pytest-twisted test process has; so
 ``tests/crawl/test_reactorless.py`` runs this script once per crawl:
-``python reactorless_crawl.py JOB.json RESULT.json``. It starts the job's
-sites, each an aiohttp server on its own port of 127.0.0.1 (Scrapy's
-reactorless downloads resolve names themselves: no resolver to bend, so a
-site is an origin by its port), and crawls them with ``AsyncCrawlerRunner`` in an asyncio loop,
-importing ``twisted.internet.reactor`` forbidden as under ``scrapy crawl``.
+``python -m tests.helpers.reactorless_crawl JOB.json RESULT.json`` from the
+repository root. It starts the job's sites, each an aiohttp server on its
+own port of 127.0.0.1 (Scrapy's reactorless downloads resolve names
+themselves: no resolver to bend, so a site is an origin by its port), and
+crawls them with ``AsyncCrawlerRunner`` in an asyncio loop, importing ``twisted.internet.reactor`` forbidden as under ``scrapy crawl``.
 
 The job (JSON): ``sites`` maps a name to ``robots`` (``status``, ``body``,
 ``hold_until_parked``: answer only once that many requests are parked) and
@@ -29,20 +29,19 @@ import json
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from functools import partial
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from scrapy import Request, Spider, signals
+from scrapy import signals
 from scrapy.crawler import AsyncCrawlerRunner, Crawler
-from scrapy.http import Response, TextResponse
+from scrapy.http import Response
 from scrapy.utils.reactorless import install_reactor_import_hook
-from twisted.python.failure import Failure
 
 from scrapy_robotrules.crawl.compat import engine
 from scrapy_robotrules.crawl.manager import RobotsManager
+from tests.helpers.recording_spider import RecordingSpider
 
 Job = dict[str, Any]
 
@@ -92,17 +91,13 @@ bases: dict[str, str] = {}
 """Site name to base URL, for ``str.format`` of the job's URLs and settings."""
 
 
-class JobSpider(Spider):
-    """Requests the start URLs, yields one item per page, follows links if asked."""
+class JobSpider(RecordingSpider):
+    """The tests' recording spider, yielding one item per page, and keeping the items scraped."""
 
     name = "reactorless"
 
-    def __init__(self, start: list[str], follow: bool, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.start_urls = start
-        self.follow = follow
-        self.crawled: list[str] = []
-        self.failures: list[tuple[str, str]] = []
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.items: list[dict[str, Any]] = []
 
     @classmethod
@@ -112,22 +107,10 @@ class JobSpider(Spider):
         crawler.signals.connect(spider.on_item, signal=signals.item_scraped)
         return spider
 
-    def request(self, url: str) -> Request:
-        return Request(url, callback=self.parse, errback=partial(self.on_failure, url))
-
-    async def start(self) -> AsyncIterator[Request]:
-        for url in self.start_urls:
-            yield self.request(url)
-
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
-        self.crawled.append(response.url)
+        followed = list(super().parse(response))  # recorded as crawled; links, if followed
         yield {"url": response.url}
-        if self.follow and isinstance(response, TextResponse):
-            for href in response.css("a::attr(href)").getall():
-                yield self.request(response.urljoin(href))
-
-    def on_failure(self, url: str, failure: Failure) -> None:
-        self.failures.append((url, type(failure.value).__name__))
+        yield from followed
 
     def on_item(self, item: dict[str, Any]) -> None:
         self.items.append(dict(item))
@@ -193,7 +176,9 @@ async def crawl_once(job: Job, sites: list[Site]) -> dict[str, Any]:
     held = [site for site in sites if site.config.get("robots", {}).get("hold_until_parked")]
     watcher = asyncio.ensure_future(release_when_parked(crawler, held)) if held else None
     try:
-        await runner.crawl(crawler, start=formatted(job["start"]), follow=bool(job.get("follow")))
+        await runner.crawl(
+            crawler, start_urls=formatted(job["start"]), follow=bool(job.get("follow"))
+        )
     finally:
         if watcher is not None:
             watcher.cancel()
@@ -202,7 +187,7 @@ async def crawl_once(job: Job, sites: list[Site]) -> dict[str, Any]:
     assert crawler.stats is not None
     return {
         "crawled": spider.crawled,
-        "failures": spider.failures,
+        "failures": [(url, type(error).__name__) for url, error in spider.failures],
         "items": spider.items,
         "stats": {key: _plain(value) for key, value in crawler.stats.get_stats().items()},
     }

@@ -24,7 +24,7 @@ from tests.helpers.crawling import (
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     until,
 )
-from tests.helpers.mockserver import MockServer, RequestRecord
+from tests.helpers.mockserver import MockServer, Reply, RequestRecord
 
 OBEY: dict[str, Any] = {"ROBOTSTXT_OBEY": True, "RETRY_ENABLED": False, "DOWNLOAD_TIMEOUT": 1.0}
 """Settings of every crawl that obeys robots.txt, whichever middleware does it."""
@@ -39,11 +39,35 @@ OURS: dict[str, Any] = {
 """Crawls with this package, as its users turn it on, with short waits."""
 
 
+GIVING_UP_SOON: dict[str, Any] = {
+    **OURS,
+    "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.5,
+    "RETRY_ENABLED": False,
+}
+"""Crawls with this package that give up on an unreachable robots.txt after half a second."""
+
+
 BUILTIN: dict[str, Any] = dict(OBEY)
 """Crawls with Scrapy's own RobotsTxtMiddleware."""
 
 
 PRIVATE = b"User-agent: *\nDisallow: /private\n"
+
+
+def forbidding_and_unreachable(
+    mockserver: MockServer, robots: bytes, paths: Sequence[str]
+) -> list[str]:
+    """URLs of ``paths`` on ``a.test`` (its robots.txt: ``robots``), then ``down.test/page``.
+
+    down.test's robots.txt answers 503 every time, so it is unreachable
+    whatever the timing (after :data:`GIVING_UP_SOON`'s half second).
+    """
+    mockserver.set_robots("a.test", Reply(body=robots))
+    mockserver.set_robots("down.test", Reply(503, b"busy"))
+    return [
+        *(mockserver.url("a.test", path) for path in paths),
+        mockserver.url("down.test", "/page"),
+    ]
 
 
 def stat(result: CrawlResult[Any], key: str) -> Any:

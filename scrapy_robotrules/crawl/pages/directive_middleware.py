@@ -36,15 +36,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin
 
 from scrapy import Request
-from scrapy.exceptions import NotConfigured
 from scrapy.http import Headers, HtmlResponse
 from w3lib.html import get_base_url, strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.pages.head import response_html, response_metas, says_nothing
-from scrapy_robotrules.crawl.pages.items import ItemVerdict
+from scrapy_robotrules.crawl.pages.page_middleware import PageMiddleware, callback_meta
 from scrapy_robotrules.crawl.reporting.log import shown_url
 from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
 from scrapy_robotrules.engine.page.html import nofollow_links
@@ -171,40 +169,31 @@ class _Judge:
                 yield judged
 
 
-class PageDirectivesMiddleware:
+class PageDirectivesMiddleware(PageMiddleware):
     """Reads each response's robots rules; obeys nofollow and noindex in what callbacks yield."""
 
+    STATS_PREFIX = STATS_PREFIX
+    ITEMS_SETTING = "ROBOTRULES_PAGE_NOINDEX"
+
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
-            raise NotConfigured
-        self.crawler = crawler
-        manager = RobotsManager.for_crawler(crawler)
-        self.config = manager.config
-        self.stats = crawler.stats
-        self.items = ItemVerdict(
-            crawler,
-            mode=self.config.page_noindex,
-            field=self.config.page_noindex_field,
-            stats_prefix=STATS_PREFIX,
-            setting="ROBOTRULES_PAGE_NOINDEX",
-        )
-        manager.summary_lines.append(self.summary)
+        super().__init__(crawler)
+        self.manager.summary_lines.append(self.summary)
         self._nothing = parse_page_directives(
             (), (), self.config.user_agent, self.config.agent_match
         )
         """The rules of a response without any: one object for all of them (it is frozen)."""
         self._judging = False
         """Whether callbacks' output passes :class:`_Judge` (from the first page restricting it)."""
-        self._html = self.config.page_max_html
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    def items_choice(self) -> tuple[str, str]:
+        return self.config.page_noindex, self.config.page_noindex_field
+
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
-        request = response.request
-        meta = request.meta if request is not None else response.meta  # the latter says why not
-        page = meta[META_KEY] = self.read(response)
+        page = callback_meta(response)[META_KEY] = self.read(response)
         if self._judging or (page is self._nothing and not self.config.page_nofollow_links):
             return
         if _restricts(self.config, page):

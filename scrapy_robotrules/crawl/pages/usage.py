@@ -24,12 +24,11 @@ from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
-from scrapy.exceptions import NotConfigured
 from scrapy.http import Headers
 
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.pages.head import response_metas, says_nothing
-from scrapy_robotrules.crawl.pages.items import ItemVerdict
+from scrapy_robotrules.crawl.pages.page_middleware import PageMiddleware, callback_meta
 from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.usage.preferences import (
@@ -67,7 +66,7 @@ _USAGE_HEADERS = frozenset(
 """The headers a response states usage preferences in, as Scrapy's ``Headers`` keys them."""
 
 
-class UsagePreferencesMiddleware:
+class UsagePreferencesMiddleware(PageMiddleware):
     """Reads each response's usage preferences; judges the items of one that refuses a purpose.
 
     Items are judged only when the crawl declares purposes
@@ -77,23 +76,13 @@ class UsagePreferencesMiddleware:
     would pass every item through it, at a cost per item).
     """
 
+    STATS_PREFIX = STATS_PREFIX
+    ITEMS_SETTING = "ROBOTRULES_USAGE_ITEMS"
+
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
-            raise NotConfigured
-        self.crawler = crawler
-        self.manager = RobotsManager.for_crawler(crawler)
-        self.config = self.manager.config
-        self.stats = crawler.stats
-        self.items = ItemVerdict(
-            crawler,
-            mode=self.config.usage_items,
-            field=self.config.usage_field,
-            stats_prefix=STATS_PREFIX,
-            setting="ROBOTRULES_USAGE_ITEMS",
-        )
+        super().__init__(crawler)
         self._store = self.manager.db.store
         self._tdmrep = self.manager.tdmrep
-        self._html = self.config.page_max_html
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> UsagePreferencesMiddleware:
@@ -103,6 +92,9 @@ class UsagePreferencesMiddleware:
             and RobotsManager.for_crawler(crawler).config.purposes
         )
         return UsageItemsMiddleware(crawler) if judging else cls(crawler)
+
+    def items_choice(self) -> tuple[str, str]:
+        return self.config.usage_items, self.config.usage_field
 
     def read(self, response: Response) -> UsageView:
         """The preferences that apply to ``response``: robots.txt, headers, meta tags."""
@@ -176,9 +168,7 @@ class UsagePreferencesMiddleware:
             inc(f"{STATS_PREFIX}unknown")
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
-        request = response.request
-        meta = request.meta if request is not None else response.meta  # the latter says why not
-        meta[META_KEY] = self.read(response)
+        callback_meta(response)[META_KEY] = self.read(response)
 
 
 class UsageItemsMiddleware(UsagePreferencesMiddleware):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from scrapy_robotrules import __version__
+from scrapy_robotrules.engine.cli.input_files import add_input_argument, opened_input
 from scrapy_robotrules.engine.cli.operator_commands import (
     add_archive_command,
     add_audit_command,
@@ -64,9 +65,7 @@ def _build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def robots_file(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument(
-            "robots_file", metavar="ROBOTS_FILE", help="robots.txt to read; - for stdin"
-        )
+        add_input_argument(sub, "robots_file", "ROBOTS_FILE", "robots.txt to read")
         sub.add_argument(
             "--max-size",
             type=int,
@@ -155,13 +154,6 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    with open(path, "rb") as handle:
-        return handle.read()
-
-
 def _robots_url(given: str | None, urls: Sequence[str]) -> str | None:
     if given is not None:
         return given
@@ -236,10 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = url_problem(url)
         if problem is not None:
             parser.error(f"not a URL: {url!r} ({problem}; give an absolute URL or a /path)")
-    try:
-        content = _read(args.robots_file)
-    except OSError as exc:
-        parser.error(f"cannot read {args.robots_file}: {exc.strerror or exc}")
+    with opened_input(args.robots_file, parser) as handle:
+        content = handle.read()
     if not _looks_right(args, content, sys.stderr):
         return EXIT_USAGE
     if args.command == "lint":

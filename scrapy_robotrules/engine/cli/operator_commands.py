@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import re
-import sys
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from scrapy_robotrules.engine.cli.input_files import add_input_argument, opened_input
 from scrapy_robotrules.engine.operator_tools.audit_trail import (
     AuditSummary,
     read_lines,
@@ -60,9 +60,7 @@ def add_audit_command(commands: argparse._SubParsersAction[Any]) -> None:
         " fetches. Lines that cannot be read are counted, not fatal. Exit status 0, or 2 on"
         " a usage error (such as a file that cannot be read).",
     )
-    audit.add_argument(
-        "audit_file", metavar="FILE", help="the audit trail (JSON lines); - for stdin"
-    )
+    add_input_argument(audit, "audit_file", "FILE", "the audit trail (JSON lines)")
     audit.add_argument(
         "--top",
         type=int,
@@ -199,14 +197,8 @@ def run_audit(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Te
     """Run ``robotrules audit``; returns the exit status."""
     if args.top < 1:
         parser.error("--top must be a positive number")
-    try:
-        if args.audit_file == "-":
-            summary = summarise(read_lines(sys.stdin.buffer), slowest=args.top)
-        else:
-            with open(args.audit_file, "rb") as handle:
-                summary = summarise(read_lines(handle), slowest=args.top)
-    except OSError as exc:
-        parser.error(f"cannot read {args.audit_file}: {exc.strerror or exc}")
+    with opened_input(args.audit_file, parser) as handle:
+        summary = summarise(read_lines(handle), slowest=args.top)
     for line in report(summary, top=args.top):
         out.write(line + "\n")
     return 0

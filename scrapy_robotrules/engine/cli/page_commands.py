@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from typing import Any, TextIO
 
+from scrapy_robotrules.engine.cli.input_files import add_input_argument, opened_input
 from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
 from scrapy_robotrules.engine.page.html import DEFAULT_LIMIT, head_metas
 from scrapy_robotrules.engine.robots.agents import AGENT_MATCH_STYLES, TOKEN, product_token
@@ -38,7 +38,7 @@ def add_page_command(commands: argparse._SubParsersAction[Any]) -> None:
         " be indexed and its links followed, 1 when noindex, nofollow or a passed"
         " unavailable_after applies, 2 on a usage error.",
     )
-    page.add_argument("page_file", metavar="FILE", help="saved response or HTML file; - for stdin")
+    add_input_argument(page, "page_file", "FILE", "saved response or HTML file")
     page.add_argument(
         "--agent",
         default="*",
@@ -98,14 +98,8 @@ def run_page(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Tex
         )
     if args.max_html < 1:
         parser.error("--max-html must be a positive number of bytes")
-    try:
-        if args.page_file == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.page_file, "rb") as handle:
-                data = handle.read()
-    except OSError as exc:
-        parser.error(f"cannot read {args.page_file}: {exc.strerror or exc}")
+    with opened_input(args.page_file, parser) as handle:
+        data = handle.read()
     page, what = _rules(args, data)
     agent = product_token(args.agent) or "*"
     out.write(f"agent: {agent}; read: {what}\n")

@@ -73,22 +73,18 @@ def _key(key: object) -> str:
 
 def parse_pins(value: object) -> Pins:
     """``ROBOTRULES_PINNED`` read and checked: a mapping, a JSON object (``-s``), or None."""
-    if value is None or value == "":
-        return Pins()
-    if isinstance(value, (str, bytes)):
-        try:
-            value = bounded.loads(value, max_depth=2, max_digits=20)
-        except bounded.TooLarge as exc:
-            raise PinError(f"{SETTING} {exc}: a dict of sites to SHA-256 values") from None
-        except ValueError:
-            raise PinError(
-                f"{SETTING} must be a dict or a JSON object, not {bounded.shown(value, _SHOWN)}"
-            ) from None
-    if not isinstance(value, Mapping):
-        shown = bounded.shown(value, _SHOWN)
-        raise PinError(f"{SETTING} must be a dict of sites to SHA-256 values, not {shown}")
-    if len(value) > MAX_PINS:
-        raise PinError(f"{SETTING} has {len(value)} sites; at most {MAX_PINS}")
+    value = bounded.setting_mapping(
+        value,
+        setting=SETTING,
+        error=PinError,
+        expected="a dict of sites to SHA-256 values",
+        expected_in_full="a dict of sites to SHA-256 values",
+        entries="sites",
+        max_entries=MAX_PINS,
+        max_depth=2,
+        max_digits=20,
+        limit=_SHOWN,
+    )
     pins: dict[str, str] = {}
     for key, sha in value.items():
         site = _key(key)

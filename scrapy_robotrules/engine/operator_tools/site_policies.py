@@ -375,21 +375,18 @@ def _policy(pattern: str, value: object) -> Policy:
 
 def parse_policies(value: object) -> Policies:
     """``ROBOTRULES_POLICIES`` read and checked: a mapping, a JSON object (``-s``), or None."""
-    if value is None or value == "":
-        return Policies()
-    if isinstance(value, (str, bytes)):
-        try:
-            value = bounded.loads(value, max_depth=MAX_DEPTH, max_digits=MAX_DIGITS)
-        except bounded.TooLarge as exc:
-            raise PolicyError(f"{SETTING} {exc}: a dict of host patterns, each of fields") from None
-        except ValueError:
-            raise PolicyError(
-                f"{SETTING} must be a dict or a JSON object, not {_shown(value)}"
-            ) from None
-    if not isinstance(value, Mapping):
-        raise PolicyError(f"{SETTING} must be a dict of host patterns, not {_shown(value)}")
-    if len(value) > MAX_POLICIES:
-        raise PolicyError(f"{SETTING} has {len(value)} host patterns; at most {MAX_POLICIES}")
+    value = bounded.setting_mapping(
+        value,
+        setting=SETTING,
+        error=PolicyError,
+        expected="a dict of host patterns",
+        expected_in_full="a dict of host patterns, each of fields",
+        entries="host patterns",
+        max_entries=MAX_POLICIES,
+        max_depth=MAX_DEPTH,
+        max_digits=MAX_DIGITS,
+        limit=_SHOWN,
+    )
     policies: dict[str, Policy] = {}
     for key, item in value.items():
         _host_pattern(key)

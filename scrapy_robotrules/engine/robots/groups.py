@@ -219,8 +219,9 @@ def _read_in_bulk(
     """Rules of plain characters around one ``*`` at most, with escapes or non-ASCII, in bulk.
 
     Read one value at a time, a hostile file of tens of thousands of
-    ``Disallow: /*%7e<letters>%2f`` costs a Python call per rule. Lines with a common spelling of ``Allow`` or
-    ``Disallow`` (``columns``: lines, keys, values, values2) are decoded,
+    ``Disallow: /*%7e<letters>%2f`` costs a Python call per rule. Lines with
+    a common spelling of ``Allow`` or ``Disallow`` (``columns``: lines, keys,
+    values, values2) are decoded,
     cut and normalised together (:func:`.simple_values`) and join
     ``starred`` or the plain rules, with no Python call per rule. Returns
     which lines are left to read one by one, and whether plain rules were

@@ -13,19 +13,16 @@ import logging
 from typing import Any
 
 import pytest
-from scrapy.crawler import CrawlerRunner
 
-from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 from tests.helpers.crawling import (
-    BASE_SETTINGS,
     RecordingSpider,
     async_test,
-    reactor_settings,
+    refused_crawl,
     run_spider,
     with_custom_settings,
 )
-from tests.helpers.mockserver import MockServer, Reply, install_loopback_dns
-from tests.helpers.variants import OURS, paths, stat
+from tests.helpers.mockserver import MockServer
+from tests.helpers.variants import GIVING_UP_SOON, forbidding_and_unreachable, paths, stat
 
 CRAWL_TESTS = True
 
@@ -34,17 +31,10 @@ DECISION_STATS = ("offered", "allowed", "forbidden", "unreachable", "parked", "u
 
 
 def _site(mockserver: MockServer) -> list[str]:
-    mockserver.set_robots("a.test", Reply(body=ROBOTS))
-    mockserver.set_robots("down.test", Reply(503, b"busy"))
-    return [
-        mockserver.url("a.test", "/public"),
-        mockserver.url("a.test", "/private/1"),
-        mockserver.url("a.test", "/private/2"),
-        mockserver.url("down.test", "/page"),
-    ]
+    return forbidding_and_unreachable(mockserver, ROBOTS, ["/public", "/private/1", "/private/2"])
 
 
-SETTINGS: dict[str, Any] = {**OURS, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.5, "RETRY_ENABLED": False}
+SETTINGS = GIVING_UP_SOON
 
 
 class ShadowSpider(RecordingSpider):
@@ -108,9 +98,5 @@ class _BadAttribute(RecordingSpider):
 async def test_a_bad_mode_stops_the_crawl_with_the_setting_named(
     mockserver: MockServer, settings: dict[str, Any], spider: type[RecordingSpider], message: str
 ) -> None:
-    install_loopback_dns()
-    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **SETTINGS})
-    crawler = runner.create_crawler(with_custom_settings(settings, spider))
-    with pytest.raises(RobotRulesSettingError, match=f"^{message}"):
-        await runner.crawl(crawler, start_urls=_site(mockserver)[:1])
-    assert not crawler.stats.get_value("downloader/request_count")
+    spider = with_custom_settings(settings, spider)
+    await refused_crawl(spider, SETTINGS, f"^{message}", start_urls=_site(mockserver)[:1])

@@ -21,42 +21,34 @@ from typing import Any
 
 import pytest
 from scrapy import Spider
-from scrapy.crawler import CrawlerRunner
 from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.utils.defer import deferred_from_coro
 
-from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.reporting.audit import AuditWriter
 from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
 from tests.helpers.cli import run
 from tests.helpers.crawling import (
-    BASE_SETTINGS,
     RecordingSpider,
     async_test,
-    reactor_settings,
+    refused_crawl,
     run_spider,
     with_custom_settings,
 )
-from tests.helpers.mockserver import MockServer, Reply, install_loopback_dns
-from tests.helpers.variants import OURS, stat
+from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.variants import GIVING_UP_SOON, forbidding_and_unreachable, stat
 
 CRAWL_TESTS = True
 
 ROBOTS = b"User-agent: *\nAllow: /private/open\nDisallow: /private\n"
-SETTINGS: dict[str, Any] = {**OURS, "ROBOTRULES_UNREACHABLE_TIMEOUT": 0.5, "RETRY_ENABLED": False}
+SETTINGS = GIVING_UP_SOON
 
 
 def _site(mockserver: MockServer) -> list[str]:
-    mockserver.set_robots("a.test", Reply(body=ROBOTS))
-    mockserver.set_robots("down.test", Reply(503, b"busy"))
-    return [
-        mockserver.url("a.test", "/public"),
-        mockserver.url("a.test", "/private/1"),
-        mockserver.url("a.test", "/private/open"),
-        mockserver.url("a.test", "/private/2").replace("//", "//bob:s3cret@", 1),
-        mockserver.url("down.test", "/page"),
-    ]
+    paths = ["/public", "/private/1", "/private/open", "/private/2"]
+    urls = forbidding_and_unreachable(mockserver, ROBOTS, paths)
+    urls[3] = urls[3].replace("//", "//bob:s3cret@", 1)  # credentials, never to be shown
+    return urls
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -143,15 +135,10 @@ async def test_an_audit_file_that_cannot_be_opened_stops_the_crawl_with_the_sett
     mockserver: MockServer, tmp_path: Path
 ) -> None:
     (tmp_path / "taken").write_bytes(b"a file, not a directory")
-    install_loopback_dns()
     target = str(tmp_path / "taken" / "audit.jsonl")
-    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **SETTINGS})
-    crawler = runner.create_crawler(
-        with_custom_settings({"ROBOTRULES_AUDIT": target}, RecordingSpider)
-    )
-    with pytest.raises(RobotRulesSettingError, match=r"^ROBOTRULES_AUDIT: cannot write "):
-        await runner.crawl(crawler, start_urls=_site(mockserver)[:1])
-    assert not crawler.stats.get_value("downloader/request_count")
+    spider = with_custom_settings({"ROBOTRULES_AUDIT": target}, RecordingSpider)
+    match = r"^ROBOTRULES_AUDIT: cannot write "
+    await refused_crawl(spider, SETTINGS, match, start_urls=_site(mockserver)[:1])
 
 
 @pytest.mark.parametrize(
@@ -165,15 +152,9 @@ async def test_an_audit_file_that_cannot_be_opened_stops_the_crawl_with_the_sett
 async def test_a_bad_audit_target_stops_the_crawl_without_showing_credentials(
     mockserver: MockServer, value: object, message: str
 ) -> None:
-    install_loopback_dns()
-    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **SETTINGS})
-    crawler = runner.create_crawler(
-        with_custom_settings({"ROBOTRULES_AUDIT": value}, RecordingSpider)
-    )
-    with pytest.raises(RobotRulesSettingError, match=f"^{message}") as raised:
-        await runner.crawl(crawler, start_urls=_site(mockserver)[:1])
-    assert "s3cret" not in str(raised.value)
-    assert not crawler.stats.get_value("downloader/request_count")
+    spider = with_custom_settings({"ROBOTRULES_AUDIT": value}, RecordingSpider)
+    error = await refused_crawl(spider, SETTINGS, f"^{message}", start_urls=_site(mockserver)[:1])
+    assert "s3cret" not in str(error)
 
 
 class _SlowFile(io.BytesIO):
