@@ -14,6 +14,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
+from typing import NamedTuple
 
 from scrapy_robotrules.engine.robots.hostile.literals import AUTOMATON_MIN, Literals
 from scrapy_robotrules.engine.robots.patterns import Pattern
@@ -32,6 +33,113 @@ _TWICE = (2).__mul__
 _LINES = operator.itemgetter(0)  # StarRules.lines, ManyStars.lines
 
 __all__ = ["RuleIndex"]
+
+
+class Needled(NamedTuple):
+    """The columns an automaton is built from: per rule with a needle, in parallel."""
+
+    needles: list[str]
+    codes: array[int]
+    priorities: list[int]
+    shapes: bytearray
+    prefixes: list[str]
+
+
+def _needled_columns(
+    wild: list[WildRule], stars: Sequence[StarRules], many: Sequence[ManyStars]
+) -> tuple[Needled, list[StarRules], list[ManyStars]]:
+    """The rules with a needle, as columns, and the star rules without one left over.
+
+    ``wild`` holds only rules with a needle. Fast path of
+    :func:`_needled_columns_plain`: column by column, with no Python per
+    rule of ``stars`` and ``many`` (a hostile file's tens of thousands).
+    """
+    needles = [pattern.needle for _, _, pattern in wild]
+    codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in wild])
+    priorities = [pattern.priority for _, _, pattern in wild]
+    shapes = bytearray(shape_of(pattern)[0] for _, _, pattern in wild)
+    starts = [pattern.prefix for _, _, pattern in wild]
+    rest: list[StarRules] = []
+    for group in stars:
+        pieces = group.pieces
+        filled = list(compress(pieces, pieces))
+        if not filled:
+            rest.append(group)
+            continue
+        # Decoded together: normalised pieces are ASCII.
+        needles += b"\n".join(filled).decode("ascii").split("\n")
+        # rule_code (line * 2 + allow), in C: no Python call per rule.
+        doubled = map(_TWICE, compress(group.lines, pieces))
+        codes.extend(map(operator.add, doubled, compress(group.allows, pieces)))
+        # Priority: the pattern's length, "*" and "$" counting one.
+        anchors = list(compress(group.anchors, pieces))
+        lengths = map(len, filled)
+        heads = set(group.prefixes)
+        kinds = set(anchors)
+        if len(heads) == 1 and len(kinds) == 1:
+            # One text before the star, one anchor (a hostile file's
+            # many rules): the same for every rule, added in C.
+            head, anchor = next(iter(heads)), next(iter(kinds))
+            priorities += map((len(head) + 1 + len(anchor)).__add__, lengths)
+            starts += repeat(head.decode(), len(anchors))
+            shapes += bytes([ENDS if anchor else FIND]) * len(anchors)
+        else:
+            more = map(len, map(bytes.__add__, compress(group.prefixes, pieces), anchors))
+            priorities += map((1).__add__, map(operator.add, lengths, more))
+            starts += map(bytes.decode, compress(group.prefixes, pieces))
+            shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
+        if len(filled) < len(pieces):
+            rest.append(group.picked(list(map(operator.not_, pieces))))
+    rest_many: list[ManyStars] = []
+    for columns in many:
+        kept = list(map(bool, columns.needles))
+        needles += compress(columns.needles, kept)
+        doubled = map(_TWICE, compress(columns.lines, kept))
+        codes.extend(map(operator.add, doubled, compress(columns.allows, kept)))
+        priorities += compress(columns.priorities, kept)
+        shapes += bytes(compress(columns.shapes, kept))
+        starts += compress(columns.prefixes, kept)
+        if not all(kept):
+            rest_many.append(columns.picked(list(map(operator.not_, kept))))
+    return Needled(needles, codes, priorities, shapes, starts), rest, rest_many
+
+
+def _needled_columns_plain(
+    wild: list[WildRule], stars: Sequence[StarRules], many: Sequence[ManyStars]
+) -> tuple[Needled, list[StarRules], list[ManyStars]]:
+    """The reference of :func:`_needled_columns`: rule by rule."""
+    columns = Needled([], array("i"), [], bytearray(), [])
+
+    def add(needle: str, code: int, priority: int, shape: int, prefix: str) -> None:
+        columns.needles.append(needle)
+        columns.codes.append(code)
+        columns.priorities.append(priority)
+        columns.shapes.append(shape)
+        columns.prefixes.append(prefix)
+
+    for line, allow, pattern in wild:
+        shape = shape_of(pattern)[0]
+        add(pattern.needle, rule_code(line, allow), pattern.priority, shape, pattern.prefix)
+    rest: list[StarRules] = []
+    for group in stars:
+        for line, allow, head, star, piece, anchor in zip(*group, strict=True):
+            if piece:
+                # The pattern's length, "*" and "$" counting one (SPEC 5).
+                priority = len(head) + len(star) + len(piece) + len(anchor)
+                shape = ENDS if anchor else FIND
+                add(piece.decode("ascii"), rule_code(line, allow), priority, shape, head.decode())
+        left = [not piece for piece in group.pieces]
+        if any(left):
+            rest.append(group.picked(left))
+    rest_many: list[ManyStars] = []
+    for rules in many:
+        for line, allow, prefix, needle, priority, shape, _, _ in zip(*rules, strict=True):
+            if needle:
+                add(needle, rule_code(line, allow), priority, shape, prefix)
+        left = [not needle for needle in rules.needles]
+        if any(left):
+            rest_many.append(rules.picked(left))
+    return columns, rest, rest_many
 
 
 class RuleIndex:
@@ -82,65 +190,17 @@ class RuleIndex:
             needled -= sum(group.pieces.count(b"") for group in stars)
             needled -= sum(group.needles.count("") for group in many)
         if needled >= AUTOMATON_MIN:
-            needles = [pattern.needle for _, _, pattern in with_needle]
-            codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in with_needle])
-            priorities = [pattern.priority for _, _, pattern in with_needle]
-            shapes = bytearray(shape_of(pattern)[0] for _, _, pattern in with_needle)
-            starts = [pattern.prefix for _, _, pattern in with_needle]
-            rest: list[StarRules] = []
-            for group in stars:
-                pieces = group.pieces
-                filled = list(compress(pieces, pieces))
-                if not filled:
-                    rest.append(group)
-                    continue
-                # Decoded together: normalised pieces are ASCII.
-                needles += b"\n".join(filled).decode("ascii").split("\n")
-                # rule_code (line * 2 + allow), in C: no Python call per rule.
-                doubled = map(_TWICE, compress(group.lines, pieces))
-                codes.extend(map(operator.add, doubled, compress(group.allows, pieces)))
-                # Priority: the pattern's length, "*" and "$" counting one.
-                anchors = list(compress(group.anchors, pieces))
-                lengths = map(len, filled)
-                heads = set(group.prefixes)
-                kinds = set(anchors)
-                if len(heads) == 1 and len(kinds) == 1:
-                    # One text before the star, one anchor (a hostile file's
-                    # many rules): the same for every rule, added in C.
-                    head, anchor = next(iter(heads)), next(iter(kinds))
-                    priorities += map((len(head) + 1 + len(anchor)).__add__, lengths)
-                    starts += repeat(head.decode(), len(anchors))
-                    shapes += bytes([ENDS if anchor else FIND]) * len(anchors)
-                else:
-                    more = map(len, map(bytes.__add__, compress(group.prefixes, pieces), anchors))
-                    priorities += map((1).__add__, map(operator.add, lengths, more))
-                    starts += map(bytes.decode, compress(group.prefixes, pieces))
-                    shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
-                if len(filled) < len(pieces):
-                    rest.append(group.picked(list(map(operator.not_, pieces))))
-            rest_many: list[ManyStars] = []
-            for columns in many:
-                kept = list(map(bool, columns.needles))
-                needles += compress(columns.needles, kept)
-                doubled = map(_TWICE, compress(columns.lines, kept))
-                codes.extend(map(operator.add, doubled, compress(columns.allows, kept)))
-                priorities += compress(columns.priorities, kept)
-                shapes += bytes(compress(columns.shapes, kept))
-                starts += compress(columns.prefixes, kept)
-                if not all(kept):
-                    rest_many.append(columns.picked(list(map(operator.not_, kept))))
+            columns, stars, many = _needled_columns(with_needle, stars, many)
             self._literals = Literals(
-                needles,
-                codes,
+                columns.needles,
+                columns.codes,
                 strategy=strategy,
-                priorities=priorities,
-                shapes=bytes(shapes),
-                prefixes=starts,
+                priorities=columns.priorities,
+                shapes=bytes(columns.shapes),
+                prefixes=columns.prefixes,
                 pattern_at=pattern_at,
             )
             wild = [rule for rule in wild if not rule[2].needle]
-            stars = rest
-            many = rest_many
             starred = sum(map(len, map(_LINES, stars)))
             several = sum(map(len, map(_LINES, many)))
         if wild or starred or several:
@@ -156,7 +216,11 @@ class RuleIndex:
         return self.groups == groups and self._strategy is strategy
 
     def decide(self, path: str) -> int:
-        """The deciding rule's code for the normalised ``path``, or ``NO_RULE``."""
+        """The deciding rule's code for the normalised ``path``, or ``NO_RULE``.
+
+        Fast path of :meth:`decide_plain`: the prefix search inlined, and
+        no rank when the longest matching prefix decides.
+        """
         best_rank = NO_RANK
         best = NO_RULE
         plain = self._plain
@@ -176,6 +240,18 @@ class RuleIndex:
                 return self._codes[i] if i >= 0 else NO_RULE
             if i >= 0:
                 best_rank, best = self._strategy.best_plain(plain, self._codes, i)
+        if self._literals is not None:
+            best_rank, best = self._literals.scan(path, best_rank, best)
+        if self._wild is not None:
+            best_rank, best = self._wild.scan(path, best_rank, best)
+        return best
+
+    def decide_plain(self, path: str) -> int:
+        """The reference of :meth:`decide`: every rule kind asked in turn, by rank."""
+        best_rank, best = NO_RANK, NO_RULE
+        i = self._plain.longest(path.encode()) if self._plain.items else -1
+        if i >= 0:
+            best_rank, best = self._strategy.best_plain(self._plain, self._codes, i)
         if self._literals is not None:
             best_rank, best = self._literals.scan(path, best_rank, best)
         if self._wild is not None:

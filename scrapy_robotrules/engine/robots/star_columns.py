@@ -99,7 +99,11 @@ def no_many() -> ManyStars:
 
 
 def needs_cutting(rules: StarRules) -> bool:
-    """Whether some value needs normalising, or holds several stars (two C scans)."""
+    """Whether some value needs normalising, or holds several stars.
+
+    Fast path of :func:`needs_cutting_plain`: the values are joined and
+    scanned in C, not tested one by one.
+    """
     heads = b"".join(rules.prefixes)
     tails = b"".join(rules.pieces)
     return (
@@ -108,6 +112,13 @@ def needs_cutting(rules: StarRules) -> bool:
         or b"%" in heads
         or not tails.isascii()
         or not heads.isascii()
+    )
+
+
+def needs_cutting_plain(rules: StarRules) -> bool:
+    """The reference of :func:`needs_cutting`: value by value."""
+    return any(b"%" in head or not head.isascii() for head in rules.prefixes) or any(
+        b"*" in tail or b"%" in tail or not tail.isascii() for tail in rules.pieces
     )
 
 
@@ -121,13 +132,22 @@ def _texts(values: list[bytes]) -> list[str]:
 
 def _normalised(values: list[bytes]) -> list[bytes]:
     """``values`` normalised as octets, together: joined by ``#``, which is kept as it
-    is and stops any escape before it (see :func:`.normalize_all`), then split."""
+    is and stops any escape before it (see :func:`.normalize_all`), then split.
+
+    Fast path of :func:`_normalised_plain`: a few C calls in all, not a
+    call per value.
+    """
     if not values:
         return []
     out = normalize_octets(b"#".join(values)).split(b"#")
     if len(out) != len(values):  # never so: the line regex lets no "#" through
-        return list(map(normalize_octets, values))
+        return _normalised_plain(values)
     return out
+
+
+def _normalised_plain(values: list[bytes]) -> list[bytes]:
+    """The reference of :func:`_normalised`: value by value."""
+    return [normalize_octets(value) for value in values]
 
 
 def cut_starred(
@@ -185,8 +205,9 @@ def star_shapes(
     :class:`.Pattern` says: the priority counts each star and the ``$`` as
     one; the needle is the last piece of an anchored value unless a piece
     between stars is longer, else the first longest piece after the prefix.
-    Rules of as many stars and the same anchor are done together, a column
-    per piece, with no Python per rule.
+
+    Fast path of :func:`star_shapes_plain`: rules of as many stars and the
+    same anchor are done together, a column per piece, with no Python per rule.
     """
     counts = list(map((1).__add__, map(bytes.count, tails, repeat(b"*"))))
     texts = _normalised_tails(tails, counts)
@@ -230,6 +251,34 @@ def star_shapes(
     return needles, priorities, shapes, texts
 
 
+def star_shapes_plain(
+    heads: list[str], tails: list[bytes], anchored: list[bool]
+) -> tuple[list[str], list[int], bytearray, list[str]]:
+    """The reference of :func:`star_shapes`: value by value."""
+    counts = [tail.count(b"*") + 1 for tail in tails]
+    texts = _normalised_tails(tails, counts)
+    needles: list[str] = []
+    priorities: list[int] = []
+    shapes = bytearray()
+    for head, text, anchor in zip(heads, texts, anchored, strict=True):
+        needle, shape = _needle_and_shape(text.split("*"), anchor=anchor)
+        needles.append(needle)
+        shapes.append(shape)
+        # Each star and the "$" counting one (SPEC 5).
+        priorities.append(len(head) + 1 + len(text) + anchor)
+    return needles, priorities, shapes, texts
+
+
+def _needle_and_shape(parts: list[str], *, anchor: bool) -> tuple[str, int]:
+    """Needle and shape of a value whose text after its first star is cut into ``parts``."""
+    if anchor:
+        last, middle = parts[-1], parts[:-1]
+        longest = max(middle, key=len)
+        needle = longest if len(longest) > len(last) else last
+        return needle, GENERAL if middle.count("") < len(middle) else ENDS
+    return max(parts, key=len), _FLOATING[min(len(parts) - parts.count(""), 2)]
+
+
 # Shape by how many pieces between stars are not empty (0, 1, more).
 _FLOATING = bytes([ALWAYS, FIND, GENERAL])
 _ANCHORED = bytes([ENDS, GENERAL, GENERAL])
@@ -247,25 +296,18 @@ def _one_by_one(
     shapes: bytearray,
 ) -> None:
     """:func:`star_shapes` of the values whose pieces and anchor are ``key``, in Python."""
-    count, anchor = divmod(key, 2)
+    anchor = bool(key % 2)
     for i in compress(range(len(texts)), map(key.__eq__, keys)):
-        parts = texts[i].split("*")
-        if anchor:
-            last = parts.pop()
-            longest = max(parts, key=len)
-            needles[i] = longest if len(longest) > len(last) else last
-            shapes[i] = GENERAL if parts.count("") < len(parts) else ENDS
-        else:
-            needles[i] = max(parts, key=len)
-            shapes[i] = _FLOATING[min(count - parts.count(""), 2)]
+        needles[i], shapes[i] = _needle_and_shape(texts[i].split("*"), anchor=anchor)
 
 
 def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:
     """Each tail decoded, its pieces normalised, its stars kept.
 
-    The pieces of all tails are normalised joined by ``#``, which is kept as
-    it is and stops any escape before it (see :func:`.normalize_all`), as
-    the stars would be encoded; they are then joined again by tail.
+    Fast path of :func:`_normalised_tails_plain`: the pieces of all tails
+    are normalised at once, joined by ``#``, which is kept as it is and
+    stops any escape before it (see :func:`.normalize_all`), as the stars
+    would be encoded; they are then joined again by tail.
     """
     text = b"\n".join(tails).decode("utf-8", "surrogateescape")
     if text.isascii() and "%" not in text:
@@ -277,3 +319,9 @@ def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:
     deque(map(after.__setitem__, map((-1).__add__, accumulate(counts)), repeat("\n")), maxlen=0)
     joined = "".join(chain.from_iterable(zip(pieces, after, strict=True)))
     return joined[:-1].split("\n")
+
+
+def _normalised_tails_plain(tails: list[bytes], counts: list[int]) -> list[str]:
+    """The reference of :func:`_normalised_tails`: piece by piece."""
+    texts = (tail.decode("utf-8", "surrogateescape") for tail in tails)
+    return ["*".join(normalize(piece) for piece in text.split("*")) for text in texts]

@@ -73,21 +73,42 @@ def _escape(match: re.Match[bytes]) -> bytes:
 
 
 def _octets(match: re.Match[bytes]) -> bytes:
+    """A run of octets to encode, or of ``%`` and hex digits: normalised.
+
+    Fast path of :func:`_octets_plain`: a run of nothing but ``%xx``
+    escapes is decoded in a few C calls, not a regex callback per escape.
+    """
     run = match.group(1)
     if run is None:
         return _encode(match.group(2))
-    # A run from a "%" over "%" and hex digits. When it is nothing but
-    # %xx escapes, it is decoded in a few C calls; otherwise escape by escape.
     count = len(run) // 3
     if len(run) % 3 == 0 and run.count(b"%") == count and run[::3] == b"%" * count:
         return _decoded(unhexlify(run.translate(None, b"%")))
     return _ESCAPE.sub(_escape, run)
 
 
+def _octets_plain(match: re.Match[bytes]) -> bytes:
+    """The reference of :func:`_octets`: a run of escapes decoded escape by escape."""
+    run = match.group(1)
+    if run is None:
+        return _encode(match.group(2))
+    return _ESCAPE.sub(_escape, run)
+
+
 def _is_clean(text: str) -> bool:
+    """Whether ``text`` needs no normalising.
+
+    Fast path of :func:`_is_clean_plain`: long text is tested by one
+    ``bytes.translate``, which scans faster than the regex.
+    """
     if len(text) < _LONG:
         return _NEEDS_WORK.search(text) is None
     return text.isascii() and not text.encode("ascii").translate(None, _KEEP_BYTES)
+
+
+def _is_clean_plain(text: str) -> bool:
+    """The reference of :func:`_is_clean`."""
+    return _NEEDS_WORK.search(text) is None
 
 
 def _to_octets(text: str) -> bytes:
@@ -144,6 +165,11 @@ def normalize_all(texts: Sequence[str]) -> list[str]:
     return out
 
 
+def normalize_all_plain(texts: Sequence[str]) -> list[str]:
+    """The reference of :func:`normalize_all`: each text normalised alone."""
+    return [normalize(text) for text in texts]
+
+
 # Long input is normalised without Python work per octet or per run: an
 # adversary's path alternating kept and encoded characters, or escapes and
 # stray "%", would otherwise cost a call per run (90 ms for 100,000
@@ -186,13 +212,28 @@ def _interleave(cells: list[bytes]) -> str:
 
 
 def _literal(octets: bytes) -> str:
-    """Octets with no escape in them: kept ones stay, the others are encoded."""
+    """Octets with no escape in them: kept ones stay, the others are encoded.
+
+    Fast path of :func:`_literal_plain`: long input becomes its three output
+    cells by ``bytes.translate`` and is interleaved, with no call per run.
+    """
     if len(octets) < _LONG:
-        return _LITERAL_RUN.sub(_encode_match, octets).decode("ascii")
+        return _literal_plain(octets)
     return _interleave([octets.translate(table) for table in _LITERAL_CELLS])
 
 
+def _literal_plain(octets: bytes) -> str:
+    """The reference of :func:`_literal`: each run to encode encoded by a regex callback."""
+    return _LITERAL_RUN.sub(_encode_match, octets).decode("ascii")
+
+
 def _normalize_long(octets: bytes) -> str:
+    """:func:`normalize` of 512 octets or more, with no Python work per octet or per run.
+
+    Fast path of :func:`_normalize_long_plain`: an adversary's path
+    alternating what is kept and what changes costs the plain form a
+    callback per run.
+    """
     escapes = octets.count(b"%")
     if escapes == 0:
         return _literal(octets)
@@ -201,7 +242,13 @@ def _normalize_long(octets: bytes) -> str:
     return _many_escapes(octets)
 
 
+def _normalize_long_plain(octets: bytes) -> str:
+    """The reference of :func:`_normalize_long`: run by run, as short input is."""
+    return _OCTET_WORK.sub(_octets, octets).decode("ascii")
+
+
 def _by_escapes(octets: bytes) -> str:
+    """Octets holding a few ``%``: each escape decoded alone, the text between in bulk."""
     first, *parts = octets.split(b"%")
     out = [_literal(first)]
     for part in parts:
@@ -216,6 +263,11 @@ def _by_escapes(octets: bytes) -> str:
 
 
 def _many_escapes(octets: bytes) -> str:
+    """Octets holding many ``%``: every escape found and decoded at once.
+
+    Fast path of :func:`_many_escapes_plain`: big-integer masks over the
+    whole input, where the plain form decodes escape by escape.
+    """
     size = len(octets)
 
     def number(data: bytes) -> int:
@@ -238,6 +290,10 @@ def _many_escapes(octets: bytes) -> str:
         as_escape = number(octet_of.translate(_ESCAPED_CELLS[cell])) & starts
         cells.append((as_literal | as_escape).to_bytes(size, "big"))
     return _interleave(cells)
+
+
+_many_escapes_plain = _by_escapes
+"""The reference of :func:`_many_escapes`: escape by escape."""
 
 
 # An absolute URL whose path needs no normalisation: the common case, taken
@@ -266,22 +322,40 @@ def request_path(url: str) -> str:
     its agents, or decides and then explains, or checks for ``/robots.txt``
     first. The last URL read and its path are kept (one pair, for the
     whole process, replaced in one assignment: safe across threads).
+    Fast path of :func:`request_path_plain`, which reads the URL every time.
     """
     last = _LAST[0]
     if url == last[0]:
         return last[1]
-    clean = CLEAN_URL.fullmatch(url)
-    if clean is not None:
-        path = clean.group(1)
-        if path[:1] != "/":
-            path = "/" + path
-    else:
-        path = url_path_and_query(url)
-        if path[:1] != "/":
-            path = "/" + path
-        path = normalize(path)
+    path = _path_of(url)
     _LAST[0] = (url, path)
     return path
+
+
+def request_path_plain(url: str) -> str:
+    """The reference of :func:`request_path`: the URL read every time it is asked."""
+    return _path_of(url)
+
+
+def _path_of(url: str) -> str:
+    """:func:`request_path`'s reading of ``url``.
+
+    Fast path of :func:`_path_of_plain`: an absolute URL whose path needs
+    no normalising (most) is read by one regex, not split then scanned.
+    """
+    clean = CLEAN_URL.fullmatch(url)
+    if clean is None:
+        return _path_of_plain(url)
+    path = clean.group(1)
+    return path if path[:1] == "/" else "/" + path
+
+
+def _path_of_plain(url: str) -> str:
+    """The reference of :func:`_path_of`: path and query cut out, then normalised."""
+    path = url_path_and_query(url)
+    if path[:1] != "/":
+        path = "/" + path
+    return normalize(path)
 
 
 _LAST = [("", "/")]
