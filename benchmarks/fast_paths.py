@@ -94,20 +94,6 @@ FAST_PATHS: dict[str, FastPath] = {
         "long input without escapes encoded as three cells by bytes.translate, not run by run",
         "long paths",
     ),
-    "clean test": FastPath(
-        f"{_ROBOTS}.urls:_is_clean",
-        "long text found clean by bytes.translate, not by the regex",
-        "long paths",
-    ),
-    "escape runs": FastPath(
-        f"{_ROBOTS}.urls:_octets",
-        "a run of %xx escapes decoded in a few C calls, not escape by escape",
-    ),
-    "normalised together": FastPath(
-        f"{_ROBOTS}.urls:normalize_all",
-        "texts normalised joined by #, not one by one",
-        "escaped rules",
-    ),
     "octets together": FastPath(
         f"{_ROBOTS}.star_columns:_normalised",
         "rule values normalised as octets joined by #, not one by one",
@@ -123,20 +109,14 @@ FAST_PATHS: dict[str, FastPath] = {
         "the pieces of rules of several stars normalised joined by #, not piece by piece",
         "several stars",
     ),
-    "star shapes": FastPath(
-        f"{_ROBOTS}.star_columns:star_shapes",
-        "needle, priority and shape of rules of several stars, a column per piece",
-        "several stars",
-    ),
     "automaton columns": FastPath(
         f"{_ROBOTS}.rule_index:_needled_columns",
         "the automaton's columns (needle, code, priority, shape) made column by column",
         "hostile literals",
     ),
-    "bucket rows": FastPath(
-        f"{_ROBOTS}.wildcards:_column_rows",
-        "wildcard rows (bucket, rank, shape, code) made column by column, ranked in bulk",
-        "one-star rules",
+    "column reading": FastPath(
+        f"{_ROBOTS}.groups:read_rules",
+        "a group's member lines cut into columns by one regex, sorted by kind in C",
     ),
     "kept URL": FastPath(
         f"{_ROBOTS}.urls:request_path",
@@ -146,9 +126,9 @@ FAST_PATHS: dict[str, FastPath] = {
         f"{_ROBOTS}.urls:_path_of",
         "a URL whose path needs no normalising read by one regex",
     ),
-    "index search": FastPath(
+    "longest prefix": FastPath(
         f"{_ROBOTS}.rule_index:RuleIndex.decide",
-        "the prefix search inlined, no rank when the longest prefix decides",
+        "the search ends at the longest matching prefix, no rank made, where that decides",
     ),
     "file decision": FastPath(
         f"{_ROBOTS}.robotstxt:RobotsTxt._decide",
@@ -226,6 +206,25 @@ def _asked_by_agents(body: bytes) -> None:
         robots.allowed("/x", agent)
 
 
+def _hostile_checks() -> tuple[Any, list[str]]:
+    """The hostile file parsed and asked once, and paths of its own needles (then random)."""
+    from _hostile import SHORT_PATH, family, family_paths, needle_paths
+
+    from scrapy_robotrules import RobotsTxt
+
+    body = family("distinct literals")
+    robots = RobotsTxt.parse(body, "https://example.com/robots.txt")
+    robots.allowed("/x", "bot")
+    paths = [*needle_paths(body, SHORT_PATH, 3), family_paths()[SHORT_PATH]]
+    return robots, paths
+
+
+def _checks(prepared: tuple[Any, list[str]]) -> None:
+    robots, paths = prepared
+    for path in paths:
+        robots.allowed(path, "bot")
+
+
 class Input(NamedTuple):
     build: Callable[[], Any]
     run: Callable[[Any], None]
@@ -258,6 +257,12 @@ INPUTS: dict[str, Input] = {
         _one_star_rules,
         _first_check,
         "24,000 rules /p<i>/* and /q<i>$ (no needle: no automaton), parsed and checked once",
+    ),
+    "hostile checks": Input(
+        _hostile_checks,
+        _checks,
+        "the same file, parsed and asked once beforehand, then asked about three"
+        " 2,083-character paths of its own literals and a random one",
     ),
     "many groups": Input(
         _many_groups,
@@ -349,8 +354,7 @@ def jobs_for(args: argparse.Namespace) -> list[tuple[str, str]]:
     if not args.no_adversarial:
         for workload in INPUTS:
             names = [n for n in args.paths if FAST_PATHS[n].adversarial == workload]
-            if names:
-                jobs += [(workload, IDLE), (workload, AS_IS)] + [(workload, n) for n in names]
+            jobs += [(workload, IDLE), (workload, AS_IS)] + [(workload, n) for n in names]
     return jobs
 
 
@@ -416,13 +420,23 @@ def report(totals: dict[tuple[str, str], int], names: Sequence[str]) -> tuple[li
     lines.append(
         "corpus: instructions of parsing the files and checking their URLs, less the idle worker's"
     )
+    inputs = [[name, f"{net[name, AS_IS] / 1e6:,.1f} M"] for name in INPUTS if (name, AS_IS) in net]
+    if inputs:
+        lines += ["", render_table(["adversarial input", "as is"], inputs)]
+    data["inputs as is"] = {name: net.get((name, AS_IS)) for name in INPUTS}
     return lines, data
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=300, help="corpus files (spread evenly)")
-    parser.add_argument("--paths", nargs="+", choices=list(FAST_PATHS), default=list(FAST_PATHS))
+    parser.add_argument(
+        "--paths",
+        nargs="*",
+        choices=list(FAST_PATHS),
+        default=list(FAST_PATHS),
+        help="fast paths to swap (none: the package as is only)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs at once")
     parser.add_argument("--no-adversarial", action="store_true", help="the corpus only")
     parser.add_argument("--max-time", type=float, default=1800.0, help="seconds per run")

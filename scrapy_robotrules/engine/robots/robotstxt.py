@@ -77,11 +77,13 @@ class RobotsTxt:
     """A robots.txt file, parsed. Build one with :meth:`parse`."""
 
     __slots__ = (
+        "_agent_ends",
+        "_agent_lines",
         "_agents",
         "_bodies",
+        "_body_lines",
         "_groups",
         "_last",
-        "_numbers",
         "_shown",
         "_unknown_lines",
         "_views",
@@ -118,11 +120,11 @@ class RobotsTxt:
         # Group is made only for the groups a caller asks to see.
         self._bodies: tuple[bytes, ...] = tuple(layout.bodies)
         self._agents: tuple[str, ...] = tuple(layout.agent_values)
-        # Each group's first member line, then each group's end in _agents,
-        # then each User-agent line's number.
-        self._numbers = array("i", layout.body_lines)
-        self._numbers.extend(layout.agent_ends)
-        self._numbers.extend(layout.agent_lines)
+        # Each group's first member line, each group's end in _agents, and
+        # each User-agent line's number.
+        self._body_lines = array("i", layout.body_lines)
+        self._agent_ends = array("i", layout.agent_ends)
+        self._agent_lines = array("i", layout.agent_lines)
         self._groups: list[Group | None] | None = None
         self.sitemaps: list[str] = list(sitemaps)
         self.host = layout.host
@@ -170,9 +172,8 @@ class RobotsTxt:
 
     def _agent_range(self, i: int) -> tuple[int, int]:
         """Where group ``i``'s ``User-agent`` lines are in ``_agents``."""
-        count = len(self._bodies)
-        ends = self._numbers
-        return (ends[count + i - 1] if i else 0), ends[count + i]
+        ends = self._agent_ends
+        return (ends[i - 1] if i else 0), ends[i]
 
     def _group(self, i: int) -> Group:
         groups = self._groups
@@ -181,10 +182,9 @@ class RobotsTxt:
         group = groups[i]
         if group is None:
             start, end = self._agent_range(i)
-            numbers, values = self._numbers, self._agents
-            first = 2 * len(self._bodies)  # where the User-agent lines' numbers start
-            agents = tuple((values[j], numbers[first + j]) for j in range(start, end))
-            group = groups[i] = Group(RawGroup(agents, self._bodies[i], numbers[i]))
+            values, lines = self._agents, self._agent_lines
+            agents = tuple((values[j], lines[j]) for j in range(start, end))
+            group = groups[i] = Group(RawGroup(agents, self._bodies[i], self._body_lines[i]))
         return group
 
     def _tokens(self) -> list[tuple[str, ...]]:
@@ -227,9 +227,8 @@ class RobotsTxt:
             token = WILDCARD
         at = compress(range(len(tokens)), map(token.__eq__, tokens))
         # The group of the j-th User-agent line: the first whose end is after j.
-        count = len(self._bodies)
-        ends = self._numbers
-        return tuple(dict.fromkeys([bisect_right(ends, j, count, 2 * count) - count for j in at]))
+        ends = self._agent_ends
+        return tuple(dict.fromkeys([bisect_right(ends, j) for j in at]))
 
     def _selected_plain(self, agent: str, agent_match: AgentMatch) -> tuple[int, ...]:
         """The reference of :meth:`_selected`: :func:`.select` over each group's tokens."""
@@ -250,7 +249,7 @@ class RobotsTxt:
         # Agents that select the same groups share one index.
         index = next((i for i in self._views.values() if i.built_for(chosen, strategy)), None)
         if index is None:
-            bodies, lines = self._bodies, self._numbers
+            bodies, lines = self._bodies, self._body_lines
             read = [read_rules(bodies[i], lines[i], self.url) for i in chosen]
             wild = read[0].wild if len(read) == 1 else [w for r in read for w in r.wild]
             index = RuleIndex(

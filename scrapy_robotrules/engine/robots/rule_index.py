@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import operator
 from array import array
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from typing import NamedTuple
@@ -218,36 +217,20 @@ class RuleIndex:
     def decide(self, path: str) -> int:
         """The deciding rule's code for the normalised ``path``, or ``NO_RULE``.
 
-        Fast path of :meth:`decide_plain`: the prefix search inlined, and
-        no rank when the longest matching prefix decides.
+        Fast path of :meth:`decide_plain`: with no wildcard rule, and a
+        strategy by which the longest matching prefix decides, the search
+        ends at that prefix, with no rank made (most files, every check).
         """
-        best_rank = NO_RANK
-        best = NO_RULE
+        if not self._longest_only:
+            return self.decide_plain(path)
         plain = self._plain
-        prefixes = plain.items
-        if prefixes:
-            # plain.longest(), inlined: the hot path of every check.
-            text = path.encode()  # normalised: ASCII, as the prefixes
-            i = bisect_right(prefixes, text) - 1
-            while i >= 0:
-                prefix = prefixes[i]
-                # A slice compared, not startswith(): no arguments parsed.
-                if text[: len(prefix)] == prefix:
-                    break
-                i = plain.parent(i)
-            if self._longest_only:
-                # What best_plain() would answer, without a rank.
-                return self._codes[i] if i >= 0 else NO_RULE
-            if i >= 0:
-                best_rank, best = self._strategy.best_plain(plain, self._codes, i)
-        if self._literals is not None:
-            best_rank, best = self._literals.scan(path, best_rank, best)
-        if self._wild is not None:
-            best_rank, best = self._wild.scan(path, best_rank, best)
-        return best
+        # Normalised: ASCII, as the prefixes.
+        i = plain.longest(path.encode()) if plain.items else -1
+        return self._codes[i] if i >= 0 else NO_RULE
 
     def decide_plain(self, path: str) -> int:
-        """The reference of :meth:`decide`: every rule kind asked in turn, by rank."""
+        """The reference of :meth:`decide`: the best plain rule, the automaton's and the
+        buckets', by rank."""
         best_rank, best = NO_RANK, NO_RULE
         i = self._plain.longest(path.encode()) if self._plain.items else -1
         if i >= 0:

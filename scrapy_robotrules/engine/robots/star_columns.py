@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import operator
 from collections import deque
-from functools import partial
 from itertools import accumulate, chain, compress, repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -205,56 +204,7 @@ def star_shapes(
     :class:`.Pattern` says: the priority counts each star and the ``$`` as
     one; the needle is the last piece of an anchored value unless a piece
     between stars is longer, else the first longest piece after the prefix.
-
-    Fast path of :func:`star_shapes_plain`: rules of as many stars and the
-    same anchor are done together, a column per piece, with no Python per rule.
     """
-    counts = list(map((1).__add__, map(bytes.count, tails, repeat(b"*"))))
-    texts = _normalised_tails(tails, counts)
-    size = len(texts)
-    # Each star and the "$" counting one (SPEC 5).
-    lengths = map(operator.add, map(len, heads), map(len, texts))
-    priorities = list(map(operator.add, map((1).__add__, lengths), anchored))
-    needles: list[str] = [""] * size
-    shapes = bytearray(size)
-    # Pieces and anchor, as one int (no tuple per rule for the collector).
-    keys = list(map(operator.add, map((2).__mul__, counts), anchored))
-    for key in set(keys):
-        count, anchor = divmod(key, 2)
-        if count > _COLUMNS:
-            _one_by_one(texts, keys, key, needles, shapes)
-            continue
-        kept = list(map(key.__eq__, keys))
-        chosen = list(compress(texts, kept))
-        pieces = "*".join(chosen).split("*")
-        columns = [pieces[j::count] for j in range(count)]
-        # max() keeps the first of the longest: an anchored value's last piece
-        # goes first, as it wins ties.
-        order = [columns[-1], *columns[:-1]] if anchor else columns
-        found = list(map(_LONGEST, *order))
-        middle = columns[:-1] if anchor else columns
-        table = _ANCHORED if anchor else _FLOATING
-        if not any(map(list.__contains__, middle, repeat(""))):
-            # No piece between stars is empty (``**``): one shape for all.
-            kinds = table[min(len(middle), 2) : min(len(middle), 2) + 1] * len(chosen)
-        else:
-            filled = [0] * len(chosen)
-            for column in middle:
-                filled = list(map(operator.add, filled, map(bool, column)))
-            kinds = bytes(map(table.__getitem__, map(min, filled, repeat(2))))
-        if len(chosen) == size:
-            needles, shapes = found, bytearray(kinds)
-            break
-        where = list(compress(range(size), kept))
-        deque(map(needles.__setitem__, where, found), maxlen=0)
-        deque(map(shapes.__setitem__, where, kinds), maxlen=0)
-    return needles, priorities, shapes, texts
-
-
-def star_shapes_plain(
-    heads: list[str], tails: list[bytes], anchored: list[bool]
-) -> tuple[list[str], list[int], bytearray, list[str]]:
-    """The reference of :func:`star_shapes`: value by value."""
     counts = [tail.count(b"*") + 1 for tail in tails]
     texts = _normalised_tails(tails, counts)
     needles: list[str] = []
@@ -270,35 +220,17 @@ def star_shapes_plain(
 
 
 def _needle_and_shape(parts: list[str], *, anchor: bool) -> tuple[str, int]:
-    """Needle and shape of a value whose text after its first star is cut into ``parts``."""
+    """Needle and shape (see :func:`.wildcards.shape_of`) of a value whose text after its
+    first star is cut into ``parts`` at its other stars."""
     if anchor:
+        # The last piece must end the path; a longer piece before it is the needle.
         last, middle = parts[-1], parts[:-1]
         longest = max(middle, key=len)
         needle = longest if len(longest) > len(last) else last
-        return needle, GENERAL if middle.count("") < len(middle) else ENDS
-    return max(parts, key=len), _FLOATING[min(len(parts) - parts.count(""), 2)]
-
-
-# Shape by how many pieces between stars are not empty (0, 1, more).
-_FLOATING = bytes([ALWAYS, FIND, GENERAL])
-_ANCHORED = bytes([ENDS, GENERAL, GENERAL])
-_LONGEST = partial(max, key=len)
-# Values of more stars than this are done one by one: a column per piece
-# would cost a list per star.
-_COLUMNS = 16
-
-
-def _one_by_one(
-    texts: list[str],
-    keys: list[int],
-    key: int,
-    needles: list[str],
-    shapes: bytearray,
-) -> None:
-    """:func:`star_shapes` of the values whose pieces and anchor are ``key``, in Python."""
-    anchor = bool(key % 2)
-    for i in compress(range(len(texts)), map(key.__eq__, keys)):
-        needles[i], shapes[i] = _needle_and_shape(texts[i].split("*"), anchor=anchor)
+        return needle, GENERAL if any(middle) else ENDS
+    filled = len(parts) - parts.count("")
+    shape = ALWAYS if filled == 0 else FIND if filled == 1 else GENERAL
+    return max(parts, key=len), shape
 
 
 def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:

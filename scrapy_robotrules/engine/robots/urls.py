@@ -36,12 +36,12 @@ RESERVED = ":/?#[]@!&'()+,;="
 KEEP = re.escape(UNRESERVED + RESERVED)
 """``UNRESERVED`` and ``RESERVED``, ready to stand in a regex character class."""
 _NEEDS_WORK = re.compile(f"[^{KEEP}]")
-# The same, as bytes, for a C-speed test of long strings (bytes.translate).
+# The same, as bytes: octets with nothing left once these are deleted need no work.
 _KEEP_BYTES = (UNRESERVED + RESERVED).encode("ascii")
 _LONG = 512
-# Work is done a run at a time, never an octet at a time, so a path of
-# 100,000 escapes or non-ASCII characters costs a few C calls, not 100,000
-# Python ones: a run of %xx escapes, a stray %, or a run of octets to encode.
+# Input shorter than _LONG octets is normalised a run at a time, never an
+# octet at a time: a run of "%" and hex digits (escape by escape), or a run
+# of octets to encode. Longer input: see _normalize_long.
 _OCTET_WORK = re.compile(f"(%[%0-9A-Fa-f]*)|([^{KEEP}%]+)".encode())
 _ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})?")
 _UNRESERVED_BYTES = UNRESERVED.encode("ascii")
@@ -73,42 +73,11 @@ def _escape(match: re.Match[bytes]) -> bytes:
 
 
 def _octets(match: re.Match[bytes]) -> bytes:
-    """A run of octets to encode, or of ``%`` and hex digits: normalised.
-
-    Fast path of :func:`_octets_plain`: a run of nothing but ``%xx``
-    escapes is decoded in a few C calls, not a regex callback per escape.
-    """
-    run = match.group(1)
-    if run is None:
-        return _encode(match.group(2))
-    count = len(run) // 3
-    if len(run) % 3 == 0 and run.count(b"%") == count and run[::3] == b"%" * count:
-        return _decoded(unhexlify(run.translate(None, b"%")))
-    return _ESCAPE.sub(_escape, run)
-
-
-def _octets_plain(match: re.Match[bytes]) -> bytes:
-    """The reference of :func:`_octets`: a run of escapes decoded escape by escape."""
+    """A run of octets to encode, or of ``%`` and hex digits (escape by escape): normalised."""
     run = match.group(1)
     if run is None:
         return _encode(match.group(2))
     return _ESCAPE.sub(_escape, run)
-
-
-def _is_clean(text: str) -> bool:
-    """Whether ``text`` needs no normalising.
-
-    Fast path of :func:`_is_clean_plain`: long text is tested by one
-    ``bytes.translate``, which scans faster than the regex.
-    """
-    if len(text) < _LONG:
-        return _NEEDS_WORK.search(text) is None
-    return text.isascii() and not text.encode("ascii").translate(None, _KEEP_BYTES)
-
-
-def _is_clean_plain(text: str) -> bool:
-    """The reference of :func:`_is_clean`."""
-    return _NEEDS_WORK.search(text) is None
 
 
 def _to_octets(text: str) -> bytes:
@@ -127,7 +96,7 @@ def normalize(text: str) -> str:
     ``%`` becomes ``%25``, and every octet outside the unreserved and reserved
     sets (so non-ASCII, controls, space, ``*`` and ``$``) is encoded.
     """
-    if _is_clean(text):
+    if _NEEDS_WORK.search(text) is None:
         return text
     octets = _to_octets(text)
     if len(octets) >= _LONG:
@@ -149,31 +118,14 @@ def normalize_octets(octets: bytes) -> bytes:
 
 
 def normalize_all(texts: Sequence[str]) -> list[str]:
-    """:func:`normalize` of each of ``texts`` (none holding ``#``), in a few C calls in all.
-
-    The texts are normalised joined by ``#``: a reserved character, kept as
-    it is, that no escape decodes to and that stops any escape before it,
-    so each text comes out as it would alone. (A rule's value never holds a
-    ``#``: it starts a comment.)
-    """
-    joined = "#".join(texts)
-    if _is_clean(joined):
-        return list(texts)
-    out = normalize(joined).split("#")
-    if len(out) != len(texts):  # a text held "#": one by one
-        return list(map(normalize, texts))
-    return out
-
-
-def normalize_all_plain(texts: Sequence[str]) -> list[str]:
-    """The reference of :func:`normalize_all`: each text normalised alone."""
+    """:func:`normalize` of each of ``texts``."""
     return [normalize(text) for text in texts]
 
 
 # Long input is normalised without Python work per octet or per run: an
 # adversary's path alternating kept and encoded characters, or escapes and
-# stray "%", would otherwise cost a call per run (90 ms for 100,000
-# characters). Each octet becomes three output bytes at once, by
+# stray "%", would otherwise cost a call per run, tens of thousands of them
+# in a long URL. Each octet becomes three output bytes at once, by
 # bytes.translate with one table per output byte, NUL where it needs fewer;
 # the three are interleaved and the NULs deleted (output never holds a real
 # NUL: only kept characters, "%" and hex digits). %xx escapes are found and
