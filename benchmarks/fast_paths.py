@@ -126,10 +126,6 @@ FAST_PATHS: dict[str, FastPath] = {
         f"{_ROBOTS}.urls:_path_of",
         "a URL whose path needs no normalising read by one regex",
     ),
-    "longest prefix": FastPath(
-        f"{_ROBOTS}.rule_index:RuleIndex.decide",
-        "the search ends at the longest matching prefix, no rank made, where that decides",
-    ),
     "file decision": FastPath(
         f"{_ROBOTS}.robotstxt:RobotsTxt._decide",
         "the view's key and the /robots.txt test inlined",

@@ -134,8 +134,6 @@ class PrecedenceStrategy:
 
     __slots__ = ()
     name: ClassVar[str]
-    longest_decides: ClassVar[bool] = False
-    """Whether the longest matching plain prefix always outranks the shorter ones."""
 
     def rank(self, line: int, allow: bool, priority: int) -> int:
         """The rank of a matching rule: its ``line``, verdict and ``priority``.
@@ -194,7 +192,6 @@ class MostSpecific(PrecedenceStrategy):
 
     __slots__ = ()
     name = MOST_SPECIFIC
-    longest_decides = True
 
     def rank(self, line: int, allow: bool, priority: int) -> int:
         return ((_MAX_PRIORITY - priority) * 2 + (not allow)) * _ORDER + line

@@ -153,7 +153,7 @@ class RuleIndex:
     from the file on demand.
     """
 
-    __slots__ = ("_codes", "_literals", "_longest_only", "_plain", "_strategy", "_wild", "groups")
+    __slots__ = ("_codes", "_literals", "_plain", "_strategy", "_wild", "groups")
 
     def __init__(
         self,
@@ -204,11 +204,6 @@ class RuleIndex:
             several = sum(map(len, map(_LINES, many)))
         if wild or starred or several:
             self._wild = Bucketed(strategy, wild, stars, many)
-        # No wildcard rule, and the longest matching prefix decides: the
-        # search ends at that prefix, without ranks (see decide).
-        self._longest_only = (
-            self._wild is None and self._literals is None and strategy.longest_decides
-        )
 
     def built_for(self, groups: tuple[int, ...], strategy: PrecedenceStrategy) -> bool:
         """Whether this index answers for ``groups`` ranked by ``strategy``."""
@@ -217,21 +212,11 @@ class RuleIndex:
     def decide(self, path: str) -> int:
         """The deciding rule's code for the normalised ``path``, or ``NO_RULE``.
 
-        Fast path of :meth:`decide_plain`: with no wildcard rule, and a
-        strategy by which the longest matching prefix decides, the search
-        ends at that prefix, with no rank made (most files, every check).
+        The best plain rule (on the chain of prefixes the path starts with),
+        then the automaton's and the buckets' if they rank above it.
         """
-        if not self._longest_only:
-            return self.decide_plain(path)
-        plain = self._plain
-        # Normalised: ASCII, as the prefixes.
-        i = plain.longest(path.encode()) if plain.items else -1
-        return self._codes[i] if i >= 0 else NO_RULE
-
-    def decide_plain(self, path: str) -> int:
-        """The reference of :meth:`decide`: the best plain rule, the automaton's and the
-        buckets', by rank."""
         best_rank, best = NO_RANK, NO_RULE
+        # Normalised: ASCII, as the prefixes.
         i = self._plain.longest(path.encode()) if self._plain.items else -1
         if i >= 0:
             best_rank, best = self._strategy.best_plain(self._plain, self._codes, i)

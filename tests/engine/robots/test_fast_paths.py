@@ -1,8 +1,8 @@
 """The engine's fast paths answer as the general paths they stand for.
 
 Each test asks a fast path and its slow counterpart the same question and
-requires the same answer: the index that stops at the longest plain prefix
-against the ranked search, ``allowed()``'s inlined URL reading against
+requires the same answer: the most specific plain rule found at the longest
+prefix against the walk of every prefix, ``allowed()``'s inlined URL reading against
 :func:`request_path`, the per-agent view of the default mode against views
 asked in other modes.
 """
@@ -16,7 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import AgentMatch, Precedence, RobotsTxt
-from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.robots.precedence import (
+    MOST_SPECIFIC,
+    PRECEDENCE_MODES,
+    PrecedenceStrategy,
+)
 from scrapy_robotrules.engine.robots.urls import request_path
 
 FAST = settings(
@@ -40,23 +44,16 @@ def plain_file(rules: list[tuple[str, str]]) -> RobotsTxt:
 
 @FAST
 @given(rules=plain_rules, asked=st.lists(paths, min_size=1, max_size=10))
-def test_longest_prefix_shortcut_answers_as_the_ranked_search(
+def test_most_specific_stops_at_the_longest_prefix_as_the_whole_chain_says(
     rules: list[tuple[str, str]], asked: list[str]
 ) -> None:
     index = plain_file(rules)._index("bot", MOST_SPECIFIC, "token")
-    assert index._longest_only  # the shortcut is taken for such a file
-    fast = [index.decide(path) for path in asked]
-    index._longest_only = False  # the general search: rank every prefix on the chain
-    assert [index.decide(path) for path in asked] == fast
-
-
-def test_the_shortcut_is_only_taken_where_the_longest_prefix_decides() -> None:
-    plain = "User-agent: *\nDisallow: /a\nAllow: /ab\n"
-    for mode in PRECEDENCE_MODES:
-        index = RobotsTxt.parse(plain)._index("bot", mode, "token")
-        assert index._longest_only is (mode == MOST_SPECIFIC)
-    wild = RobotsTxt.parse(plain + "Disallow: /*.php$\n")._index("bot", MOST_SPECIFIC, "token")
-    assert not wild._longest_only
+    strategy, prefixes, codes = index._strategy, index._plain, index._codes
+    for path in asked:
+        i = prefixes.longest(path.encode())
+        if i >= 0:
+            walked = PrecedenceStrategy.best_plain(strategy, prefixes, codes, i)
+            assert strategy.best_plain(prefixes, codes, i) == walked
 
 
 class Recording(RobotsTxt):
