@@ -9,7 +9,6 @@ kind in C, for :class:`.RuleIndex` to be built from and then dropped.
 
 from __future__ import annotations
 
-import operator
 import re
 from array import array
 from collections.abc import Iterable
@@ -124,8 +123,8 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
         cut = _gather(columns, star_keys, 3, 4)
         starred = StarRules(
             list(compress(lines, star_keys)),
-            # Whether each allows: its key starts with "a" or "A" (in C).
-            list(map(b"aA".__contains__, map(_FIRST, filter(None, star_keys)))),
+            # Whether each allows: its key starts with "a" or "A".
+            [key[:1] in (b"a", b"A") for key in star_keys if key],
             *cast("list[list[bytes]]", cut),
         )
     else:
@@ -232,7 +231,7 @@ def _gather(
     stride = MEMBER_FIELDS + 1
     at = list(compress(range(field, len(columns), stride), keys))
     if len(at) * 8 < len(keys):
-        return [list(map(columns.__getitem__, map(k.__add__, at))) for k in range(1, width + 1)]
+        return [[columns[i + k] for i in at] for k in range(1, width + 1)]
     return [list(compress(columns[k::stride], keys)) for k in range(field + 1, field + width + 1)]
 
 
@@ -258,27 +257,27 @@ def _read_in_bulk(
     added out of file order.
     """
     lines, keys, values, values2 = columns
-    common = list(map(bool, map(_COMMON_KEYS.get, keys)))
+    common = [key in _COMMON_KEYS for key in keys]
     # One of a line's two value groups is empty: their sum is the value.
     # Of a line's two value groups one is set (the other None or empty).
     pairs = zip(compress(values, common), compress(values2, common), strict=True)
     raw = b"\n".join([a or b or b"" for a, b in pairs])
     texts = _TRAILING_BLANKS.sub("", raw.decode("utf-8", "surrogateescape")).split("\n")
     heads, stars, pieces, anchors = simple_values(texts)
-    simple = iter(list(map(bool, heads)))
+    simple = iter([bool(head) for head in heads])
     # Per line: read in bulk (a common key and a simple value), or left.
     done = [is_common and next(simple) for is_common in common]
-    left = list(map(operator.not_, done))
+    left = [not it for it in done]
     if not any(done):
         return left, False
     lines = list(compress(lines, done))
-    allows = list(map(b"aA".__contains__, map(_FIRST, compress(keys, done))))
-    kept = list(map(bool, heads))
+    allows = [key[:1] in (b"a", b"A") for key in compress(keys, done)]
+    kept = [bool(head) for head in heads]
     heads, stars, pieces, anchors = (
         list(compress(c, kept)) for c in (heads, stars, pieces, anchors)
     )
     # A star or an anchor makes a wildcard rule; else it is a plain prefix.
-    wild = list(map(bool, map(str.__add__, stars, anchors)))
+    wild = [bool(star or anchor) for star, anchor in zip(stars, anchors, strict=True)]
     starred.lines.extend(compress(lines, wild))
     starred.allows.extend(compress(allows, wild))
     starred.prefixes.extend(map(str.encode, compress(heads, wild)))
@@ -286,9 +285,9 @@ def _read_in_bulk(
     starred.pieces.extend(map(str.encode, compress(pieces, wild)))
     starred.anchors.extend(map(str.encode, compress(anchors, wild)))
     read_apart = False
-    for line, is_allow, head in compress(
-        zip(lines, allows, heads, strict=True), map(operator.not_, wild)
-    ):
+    for line, is_allow, head, is_wild in zip(lines, allows, heads, wild, strict=True):
+        if is_wild:
+            continue
         values_of, codes_of = allow if is_allow else disallow
         values_of.append(head.encode())
         codes_of.append(rule_code(line, is_allow))

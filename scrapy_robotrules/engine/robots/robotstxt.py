@@ -17,7 +17,6 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import compress
 from urllib.parse import urljoin
 
 from scrapy_robotrules.engine.robots.agents import (
@@ -225,10 +224,10 @@ class RobotsTxt:
         token = _product_token(agent)
         if not token or token not in tokens:
             token = WILDCARD
-        at = compress(range(len(tokens)), map(token.__eq__, tokens))
         # The group of the j-th User-agent line: the first whose end is after j.
         ends = self._agent_ends
-        return tuple(dict.fromkeys([bisect_right(ends, j) for j in at]))
+        at = [bisect_right(ends, j) for j, named in enumerate(tokens) if named == token]
+        return tuple(dict.fromkeys(at))
 
     def _selected_plain(self, agent: str, agent_match: AgentMatch) -> tuple[int, ...]:
         """The reference of :meth:`_selected`: :func:`.select` over each group's tokens."""
@@ -275,7 +274,8 @@ class RobotsTxt:
         The code of the rule that decides the normalised ``path``
         (:data:`.NO_RULE` when none does; ``/robots.txt`` itself is always
         allowed, whatever the rules say). Fast path of :meth:`_decide_plain`:
-        the view's key and the ``/robots.txt`` test inlined.
+        the view's key (:func:`_view_key`) and a first look for
+        ``/robots.txt`` written out here, two calls fewer per check.
         """
         # The key of _view_key(), inlined: the hot path of every check.
         if precedence == MOST_SPECIFIC and agent_match == TOKEN:
@@ -321,8 +321,7 @@ class RobotsTxt:
         agent_match: AgentMatch = TOKEN,
     ) -> bool:
         """Whether ``agent`` may fetch ``url`` (absolute, or a bare path)."""
-        # code_allows(), inlined; NO_RULE (-1) allows too.
-        return self._decide(request_path(url), agent, precedence, agent_match) & 1 == 1
+        return code_allows(self._decide(request_path(url), agent, precedence, agent_match))
 
     def explain(
         self,

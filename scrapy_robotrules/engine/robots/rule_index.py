@@ -28,10 +28,9 @@ from scrapy_robotrules.engine.robots.prefixes import PrefixSet
 from scrapy_robotrules.engine.robots.star_columns import ENDS, FIND, ManyStars, StarRules
 from scrapy_robotrules.engine.robots.wildcards import Bucketed, WildRule, shape_of
 
-_TWICE = (2).__mul__
-_LINES = operator.itemgetter(0)  # StarRules.lines, ManyStars.lines
-
 __all__ = ["RuleIndex"]
+
+_TWICE = (2).__mul__  # rule_code()'s line * 2, as a C callable for map()
 
 
 class Needled(NamedTuple):
@@ -173,14 +172,14 @@ class RuleIndex:
         best = strategy.best_per_prefix(allow, disallow)
         prefixes = sorted(best)
         self._plain = PrefixSet(prefixes)
-        self._codes = array("i", map(best.__getitem__, prefixes))
+        self._codes = array("i", [best[prefix] for prefix in prefixes])
         del best
         self._literals: Literals | None = None
         self._wild: Bucketed | None = None
         # Rules with a needle (text after a star) may go to the automaton:
         # counted only when there are enough wildcard rules at all.
-        starred = sum(map(len, map(_LINES, stars)))
-        several = sum(map(len, map(_LINES, many)))
+        starred = sum(len(group.lines) for group in stars)
+        several = sum(len(group.lines) for group in many)
         with_needle = []
         needled = 0
         if len(wild) + starred + several >= AUTOMATON_MIN:
@@ -200,8 +199,8 @@ class RuleIndex:
                 pattern_at=pattern_at,
             )
             wild = [rule for rule in wild if not rule[2].needle]
-            starred = sum(map(len, map(_LINES, stars)))
-            several = sum(map(len, map(_LINES, many)))
+            starred = sum(len(group.lines) for group in stars)
+            several = sum(len(group.lines) for group in many)
         if wild or starred or several:
             self._wild = Bucketed(strategy, wild, stars, many)
 

@@ -1,20 +1,17 @@
 """Wildcard rules as read, in columns, their values normalised in bulk (SPEC 4 and 5).
 
 A hostile file holds tens of thousands of wildcard rules, and a
-:class:`.Pattern` made per rule costs microseconds each: 18,000
-``Disallow: /*x1*y1*.php$`` took 90 ms to read one at a time. The line
-regex (:func:`.reading.member_columns`) cuts every value that starts with
-``/`` at its first star; here the cut values are percent-normalised
-together (:func:`.normalize_all`) and those with several stars reduced to
+:class:`.Pattern` made per rule is an object and a parse per rule. The
+line regex (:func:`.reading.member_columns`) cuts every value that starts
+with ``/`` at its first star; here the cut values are percent-normalised
+together (:func:`_normalised`) and those with several stars reduced to
 what an index needs of a rule (its needle, priority and shape, as
 :class:`.Pattern` would say), with no object per rule.
 """
 
 from __future__ import annotations
 
-import operator
-from collections import deque
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, chain, compress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_robotrules.engine.robots.urls import normalize, normalize_all, normalize_octets
@@ -130,11 +127,13 @@ def _texts(values: list[bytes]) -> list[str]:
 
 
 def _normalised(values: list[bytes]) -> list[bytes]:
-    """``values`` normalised as octets, together: joined by ``#``, which is kept as it
-    is and stops any escape before it (see :func:`.normalize_all`), then split.
+    """``values`` normalised as octets.
 
     Fast path of :func:`_normalised_plain`: a few C calls in all, not a
-    call per value.
+    call per value. The values are normalised joined by ``#``: a reserved
+    character, kept as it is, that no escape decodes to and that stops any
+    escape before it, so each value comes out as it would alone. (A rule's
+    value never holds a ``#``: it starts a comment.)
     """
     if not values:
         return []
@@ -160,35 +159,35 @@ def cut_starred(
     allows, normalised prefix). A hostile file's rules are all of one
     kind: its columns are then taken whole, not sorted out.
     """
-    # One C scan in all when no value holds a second star (most files, a hostile one).
-    pieces = rules.pieces
-    several = (
-        list(map(bytes.__contains__, pieces, repeat(b"*")))
-        if b"*" in (pieces[0] if pieces else b"") or b"*" in b"".join(pieces)
-        else [False]
-    )
-    if not any(several):
+    if b"*" not in b"".join(rules.pieces):
+        # One scan: most files (and a hostile one) hold no value of several stars.
         one, many = rules, no_many()
-    elif all(several):
-        one, many = StarRules([], [], [], [], [], []), _many_stars(rules)
     else:
-        one = rules.picked(list(map(operator.not_, several)))
-        many = _many_stars(rules.picked(several))
+        several = [b"*" in piece for piece in rules.pieces]
+        if all(several):
+            one, many = StarRules([], [], [], [], [], []), _many_stars(rules)
+        else:
+            one = rules.picked([not it for it in several])
+            many = _many_stars(rules.picked(several))
     lines, allows, prefixes, stars, pieces, anchors = one
     heads = _normalised(prefixes)
     tails = _normalised(pieces)
     if b"" not in stars:
         return StarRules(lines, allows, heads, stars, tails, anchors), many, []
     # A star or an anchor makes a wildcard rule; else it is a plain prefix.
-    wild = list(map(bool, map(bytes.__add__, stars, anchors)))
-    plain = list(compress(zip(lines, allows, heads, strict=True), map(operator.not_, wild)))
+    wild = [bool(star or anchor) for star, anchor in zip(stars, anchors, strict=True)]
+    plain = [
+        (line, allow, head)
+        for line, allow, head, is_wild in zip(lines, allows, heads, wild, strict=True)
+        if not is_wild
+    ]
     kept = StarRules(lines, allows, heads, stars, tails, anchors).picked(wild)
     return kept, many, plain
 
 
 def _many_stars(rules: StarRules) -> ManyStars:
     heads = _texts(rules.prefixes)
-    anchored = list(map(bool, rules.anchors))
+    anchored = [bool(anchor) for anchor in rules.anchors]
     needles, priorities, shapes, tails = star_shapes(heads, rules.pieces, anchored)
     return ManyStars(rules.lines, rules.allows, heads, needles, priorities, shapes, tails, anchored)
 
@@ -237,9 +236,8 @@ def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:
     """Each tail decoded, its pieces normalised, its stars kept.
 
     Fast path of :func:`_normalised_tails_plain`: the pieces of all tails
-    are normalised at once, joined by ``#``, which is kept as it is and
-    stops any escape before it (see :func:`.normalize_all`), as the stars
-    would be encoded; they are then joined again by tail.
+    are normalised at once, joined by ``#`` (see :func:`_normalised`), as
+    the stars would be encoded; they are then joined again by tail.
     """
     text = b"\n".join(tails).decode("utf-8", "surrogateescape")
     if text.isascii() and "%" not in text:
@@ -248,7 +246,8 @@ def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:
     pieces = normalize(text.replace("*", "#").replace("\n", "#")).split("#")
     # The last piece of each tail is followed by a line break, the others by a star.
     after = ["*"] * len(pieces)
-    deque(map(after.__setitem__, map((-1).__add__, accumulate(counts)), repeat("\n")), maxlen=0)
+    for end in accumulate(counts):
+        after[end - 1] = "\n"
     joined = "".join(chain.from_iterable(zip(pieces, after, strict=True)))
     return joined[:-1].split("\n")
 

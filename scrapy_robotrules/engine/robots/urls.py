@@ -274,7 +274,8 @@ def request_path(url: str) -> str:
     its agents, or decides and then explains, or checks for ``/robots.txt``
     first. The last URL read and its path are kept (one pair, for the
     whole process, replaced in one assignment: safe across threads).
-    Fast path of :func:`request_path_plain`, which reads the URL every time.
+    Fast path of :func:`request_path_plain`: a URL asked about again at
+    once is not read again.
     """
     last = _LAST[0]
     if url == last[0]:
