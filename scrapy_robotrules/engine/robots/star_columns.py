@@ -239,6 +239,8 @@ def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:
     are normalised at once, joined by ``#`` (see :func:`_normalised`), as
     the stars would be encoded; they are then joined again by tail.
     """
+    if not tails:
+        return []
     text = b"\n".join(tails).decode("utf-8", "surrogateescape")
     if text.isascii() and "%" not in text:
         # Nothing to normalise: the line regex lets no other such character through.
