@@ -37,6 +37,8 @@ from scrapy_robotrules.engine.robots.precedence import AllowFirst, FirstMatch, M
 from scrapy_robotrules.engine.robots.robotstxt import Group
 from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES, Entry
 
+pytestmark = pytest.mark.performance
+
 RULES = 24_380
 
 

@@ -22,6 +22,8 @@ from scrapy_robotrules.engine.robots.hostile import literals, windows
 from scrapy_robotrules.engine.robots.hostile.automata import AutomatonCache
 from scrapy_robotrules.engine.robots.hostile.pieces import Found
 
+pytestmark = pytest.mark.performance
+
 ALNUM = string.ascii_letters + string.digits
 
 

@@ -27,6 +27,8 @@ from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE
 from scrapy_robotrules.engine.robots.reading import member_columns
 from scrapy_robotrules.engine.robots.rule_index import RuleIndex
 
+pytestmark = pytest.mark.performance
+
 
 class Reads(list[Any]):
     """A column that counts the items read from it one at a time (a bisection's too)."""
@@ -149,11 +151,11 @@ def test_groups_are_selected_in_one_pass_over_the_user_agent_lines() -> None:
     bisection = math.ceil(math.log2(len(ends) + 1))
     for agent, count in (("examplebot/1.0", 1), ("bot7", 1), ("otherbot", 50)):
         values = robots._agents = Passes(robots._agents)
-        robots._agent_ends = Reads(ends)  # type: ignore[assignment]
+        robots._agent_ends = read = Reads(ends)  # type: ignore[assignment]
         assert len(robots._selected(agent, "token")) == count
         assert (values.passes, values.reads) == (1, 0)
         # Each User-agent line naming the crawler (once per group here) bisects the ends.
-        assert robots._agent_ends.reads <= count * bisection, agent
+        assert read.reads <= count * bisection, agent
 
 
 class Path(str):
@@ -369,7 +371,7 @@ def test_rules_of_several_stars_are_not_read_again_for_their_pattern(
     # GENERAL rules (several pieces between stars) get their pattern from
     # the columns read in bulk, not from their line read again.
     read_again: list[int] = []
-    member_line = groups.member_line
+    member_line = reading.member_line
 
     def counted(body: bytes, start: int) -> tuple[str, str] | None:
         read_again.append(start)
