@@ -61,3 +61,15 @@ def test_the_manager_reaches_no_private_name_of_its_parts() -> None:
             ):
                 private = [a.name for a in node.names if a.name.startswith("_")]
                 assert not private, f"{name} imports {private} from {node.module}"
+
+
+PERFORMANCE_TESTS = sorted((Path(__file__).parent / "performance").glob("test_*.py"))
+
+
+@pytest.mark.parametrize("path", PERFORMANCE_TESTS, ids=lambda p: p.name)
+def test_a_performance_test_says_what_cost_it_bounds_and_is_marked(path: Path) -> None:
+    # ``pytest -m performance`` selects these: work and memory bounded in
+    # units of work, never timed.
+    text = path.read_text(encoding="utf-8")
+    assert ast.get_docstring(ast.parse(text)), "a module docstring says what cost it bounds"
+    assert "\npytestmark = pytest.mark.performance\n" in text

@@ -7,7 +7,8 @@ reactor is installed, as every pytest-twisted test process has; so
 repository root. It starts the job's sites, each an aiohttp server on its
 own port of 127.0.0.1 (Scrapy's reactorless downloads resolve names
 themselves: no resolver to bend, so a site is an origin by its port), and
-crawls them with ``AsyncCrawlerRunner`` in an asyncio loop, importing ``twisted.internet.reactor`` forbidden as under ``scrapy crawl``.
+crawls them with ``AsyncCrawlerRunner`` in an asyncio loop, importing
+``twisted.internet.reactor`` forbidden as under ``scrapy crawl``.
 
 The job (JSON): ``sites`` maps a name to ``robots`` (``status``, ``body``,
 ``hold_until_parked``: answer only once that many requests are parked) and

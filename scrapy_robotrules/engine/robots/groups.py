@@ -9,7 +9,6 @@ kind in C, for :class:`.RuleIndex` to be built from and then dropped.
 
 from __future__ import annotations
 
-import operator
 import re
 from array import array
 from collections.abc import Iterable
@@ -89,7 +88,12 @@ def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
 
 
 def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRules:
-    """The rules of a group's member text ``body``, whose first line is ``body_line``."""
+    """The rules of a group's member text ``body``, whose first line is ``body_line``.
+
+    Fast path of :func:`read_rules_plain`: every line cut by one regex
+    into columns (:func:`.member_columns`), sorted by kind in C, with
+    Python work only for the values that need it.
+    """
     # The hot loop of a first question to a large file: plain values used
     # as they are when they need no normalising, and sorted by kind as they
     # come, in C (compress); only the other member lines go through Python.
@@ -119,8 +123,8 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
         cut = _gather(columns, star_keys, 3, 4)
         starred = StarRules(
             list(compress(lines, star_keys)),
-            # Whether each allows: its key starts with "a" or "A" (in C).
-            list(map(b"aA".__contains__, map(_FIRST, filter(None, star_keys)))),
+            # Whether each allows: its key starts with "a" or "A".
+            [key[:1] in (b"a", b"A") for key in star_keys if key],
             *cast("list[list[bytes]]", cut),
         )
     else:
@@ -189,6 +193,32 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
     )
 
 
+def read_rules_plain(body: bytes, body_line: int, robots_url: str | None) -> GroupRules:
+    """The reference of :func:`read_rules`: line by line, each value compiled alone."""
+    allow: tuple[list[bytes], list[int]] = ([], [])
+    disallow: tuple[list[bytes], list[int]] = ([], [])
+    wild: list[WildRule] = []
+    for offset, start in enumerate(line_starts(body)):
+        found = member_line(body, start)
+        if found is None:
+            continue
+        key, written = found
+        name = KEY_NAMES[key.lower()]
+        if name not in ("allow", "disallow") or not written:
+            continue  # SPEC 4: an empty value is no rule at all.
+        matcher = _rule_pattern(written, robots_url)
+        if matcher is None:
+            continue
+        line, is_allow = body_line + offset, name == "allow"
+        if isinstance(matcher, str):
+            values, codes = allow if is_allow else disallow
+            values.append(matcher.encode())  # normalised: ASCII
+            codes.append(rule_code(line, is_allow))
+        else:
+            wild.append((line, is_allow, matcher))
+    return GroupRules(allow, disallow, wild, StarRules([], [], [], [], [], []), no_many())
+
+
 def _gather(
     columns: list[bytes | None], keys: list[bytes | None], field: int, width: int
 ) -> list[list[bytes | None]]:
@@ -201,7 +231,7 @@ def _gather(
     stride = MEMBER_FIELDS + 1
     at = list(compress(range(field, len(columns), stride), keys))
     if len(at) * 8 < len(keys):
-        return [list(map(columns.__getitem__, map(k.__add__, at))) for k in range(1, width + 1)]
+        return [[columns[i + k] for i in at] for k in range(1, width + 1)]
     return [list(compress(columns[k::stride], keys)) for k in range(field + 1, field + width + 1)]
 
 
@@ -228,27 +258,27 @@ def _read_in_bulk(
     added out of file order.
     """
     lines, keys, values, values2 = columns
-    common = list(map(bool, map(_COMMON_KEYS.get, keys)))
+    common = [key in _COMMON_KEYS for key in keys]
     # One of a line's two value groups is empty: their sum is the value.
     # Of a line's two value groups one is set (the other None or empty).
     pairs = zip(compress(values, common), compress(values2, common), strict=True)
     raw = b"\n".join([a or b or b"" for a, b in pairs])
     texts = _TRAILING_BLANKS.sub("", raw.decode("utf-8", "surrogateescape")).split("\n")
     heads, stars, pieces, anchors = simple_values(texts)
-    simple = iter(list(map(bool, heads)))
+    simple = iter([bool(head) for head in heads])
     # Per line: read in bulk (a common key and a simple value), or left.
     done = [is_common and next(simple) for is_common in common]
-    left = list(map(operator.not_, done))
+    left = [not it for it in done]
     if not any(done):
         return left, False
     lines = list(compress(lines, done))
-    allows = list(map(b"aA".__contains__, map(_FIRST, compress(keys, done))))
-    kept = list(map(bool, heads))
+    allows = [key[:1] in (b"a", b"A") for key in compress(keys, done)]
+    kept = [bool(head) for head in heads]
     heads, stars, pieces, anchors = (
         list(compress(c, kept)) for c in (heads, stars, pieces, anchors)
     )
     # A star or an anchor makes a wildcard rule; else it is a plain prefix.
-    wild = list(map(bool, map(str.__add__, stars, anchors)))
+    wild = [bool(star or anchor) for star, anchor in zip(stars, anchors, strict=True)]
     starred.lines.extend(compress(lines, wild))
     starred.allows.extend(compress(allows, wild))
     starred.prefixes.extend(map(str.encode, compress(heads, wild)))
@@ -256,9 +286,9 @@ def _read_in_bulk(
     starred.pieces.extend(map(str.encode, compress(pieces, wild)))
     starred.anchors.extend(map(str.encode, compress(anchors, wild)))
     read_apart = False
-    for line, is_allow, head in compress(
-        zip(lines, allows, heads, strict=True), map(operator.not_, wild)
-    ):
+    for line, is_allow, head, is_wild in zip(lines, allows, heads, wild, strict=True):
+        if is_wild:
+            continue
         values_of, codes_of = allow if is_allow else disallow
         values_of.append(head.encode())
         codes_of.append(rule_code(line, is_allow))

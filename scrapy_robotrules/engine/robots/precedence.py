@@ -134,8 +134,6 @@ class PrecedenceStrategy:
 
     __slots__ = ()
     name: ClassVar[str]
-    longest_decides: ClassVar[bool] = False
-    """Whether the longest matching plain prefix always outranks the shorter ones."""
 
     def rank(self, line: int, allow: bool, priority: int) -> int:
         """The rank of a matching rule: its ``line``, verdict and ``priority``.
@@ -194,28 +192,14 @@ class MostSpecific(PrecedenceStrategy):
 
     __slots__ = ()
     name = MOST_SPECIFIC
-    longest_decides = True
 
     def rank(self, line: int, allow: bool, priority: int) -> int:
         return ((_MAX_PRIORITY - priority) * 2 + (not allow)) * _ORDER + line
 
-    def ranks(self, codes: Sequence[int], priorities: Sequence[int]) -> array[int]:
-        top = _MAX_PRIORITY * 2 + 1
-        return array(
-            "q",
-            [
-                (top - p * 2 - (c & 1)) * _ORDER + (c >> 1)
-                for c, p in zip(codes, priorities, strict=True)
-            ],
-        )
-
     def best_plain(self, prefixes: PrefixSet[bytes], codes: array[int], i: int) -> tuple[int, int]:
         """The longest matching prefix is the most specific plain rule: the search stops there."""
         code = codes[i]
-        # rank(), inlined: the hot path of every check.
-        return ((_MAX_PRIORITY - len(prefixes.items[i])) * 2 + (not code & 1)) * _ORDER + (
-            code >> 1
-        ), code
+        return self.rank(code_line(code), code_allows(code), len(prefixes.items[i])), code
 
 
 class FirstMatch(PrecedenceStrategy):
@@ -226,9 +210,6 @@ class FirstMatch(PrecedenceStrategy):
 
     def rank(self, line: int, allow: bool, priority: int) -> int:
         return line
-
-    def ranks(self, codes: Sequence[int], priorities: Sequence[int]) -> array[int]:
-        return array("q", [c >> 1 for c in codes])
 
     def best_per_prefix(
         self, allow: Sequence[PlainRules], disallow: Sequence[PlainRules]
@@ -250,9 +231,6 @@ class AllowFirst(PrecedenceStrategy):
 
     def rank(self, line: int, allow: bool, priority: int) -> int:
         return (not allow) * _ORDER + line
-
-    def ranks(self, codes: Sequence[int], priorities: Sequence[int]) -> array[int]:
-        return array("q", [(1 - (c & 1)) * _ORDER + (c >> 1) for c in codes])
 
 
 _STRATEGIES: dict[str, PrecedenceStrategy] = {

@@ -99,4 +99,4 @@ def prefix_ids(
     found = PrefixSet(items) if items else None
     if len(distinct) == 1:
         return found, None, roots[prefixes[0]]
-    return found, array("i", map(roots.__getitem__, prefixes)), SLASH
+    return found, array("i", [roots[prefix] for prefix in prefixes]), SLASH

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from array import array
-from itertools import accumulate
 from typing import NamedTuple
 
 from scrapy_robotrules.engine.possessive import compile_possessive
@@ -113,6 +112,7 @@ def _lines(names: tuple[str, ...]) -> re.Pattern[bytes]:
 
 
 _MEMBER_LINES = _lines(_MEMBERS)
+_LINE_BREAK = re.compile(b"\n")
 # The member lines that are no rule, read apart from the rules (see .groups).
 _EXTRA_LINES = _lines(("crawl-delay", "request-rate", "visit-time"))
 # The lines that end a group's run of User-agent lines (SPEC 2).
@@ -339,10 +339,7 @@ def member_columns(body: bytes) -> list[bytes | None]:
 
 def line_starts(body: bytes) -> array[int]:
     """Where each line of a group's member text starts: the offset of its leading ``\\n``."""
-    plus_one = map((1).__add__, map(len, body.split(b"\n")))
-    starts = array("i", accumulate(plus_one, initial=-1))
-    del starts[0], starts[-1]
-    return starts
+    return array("i", [match.start() for match in _LINE_BREAK.finditer(body)])
 
 
 def member_line(body: bytes, start: int) -> tuple[str, str] | None:

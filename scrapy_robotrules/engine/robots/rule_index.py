@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import operator
 from array import array
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
+from typing import NamedTuple
 
 from scrapy_robotrules.engine.robots.hostile.literals import AUTOMATON_MIN, Literals
 from scrapy_robotrules.engine.robots.patterns import Pattern
@@ -28,10 +28,116 @@ from scrapy_robotrules.engine.robots.prefixes import PrefixSet
 from scrapy_robotrules.engine.robots.star_columns import ENDS, FIND, ManyStars, StarRules
 from scrapy_robotrules.engine.robots.wildcards import Bucketed, WildRule, shape_of
 
-_TWICE = (2).__mul__
-_LINES = operator.itemgetter(0)  # StarRules.lines, ManyStars.lines
-
 __all__ = ["RuleIndex"]
+
+_TWICE = (2).__mul__  # rule_code()'s line * 2, as a C callable for map()
+
+
+class Needled(NamedTuple):
+    """The columns an automaton is built from: per rule with a needle, in parallel."""
+
+    needles: list[str]
+    codes: array[int]
+    priorities: list[int]
+    shapes: bytearray
+    prefixes: list[str]
+
+
+def _needled_columns(
+    wild: list[WildRule], stars: Sequence[StarRules], many: Sequence[ManyStars]
+) -> tuple[Needled, list[StarRules], list[ManyStars]]:
+    """The rules with a needle, as columns, and the star rules without one left over.
+
+    ``wild`` holds only rules with a needle. Fast path of
+    :func:`_needled_columns_plain`: column by column, with no Python per
+    rule of ``stars`` and ``many`` (a hostile file's tens of thousands).
+    """
+    needles = [pattern.needle for _, _, pattern in wild]
+    codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in wild])
+    priorities = [pattern.priority for _, _, pattern in wild]
+    shapes = bytearray(shape_of(pattern)[0] for _, _, pattern in wild)
+    starts = [pattern.prefix for _, _, pattern in wild]
+    rest: list[StarRules] = []
+    for group in stars:
+        pieces = group.pieces
+        filled = list(compress(pieces, pieces))
+        if not filled:
+            rest.append(group)
+            continue
+        # Decoded together: normalised pieces are ASCII.
+        needles += b"\n".join(filled).decode("ascii").split("\n")
+        # rule_code (line * 2 + allow), in C: no Python call per rule.
+        doubled = map(_TWICE, compress(group.lines, pieces))
+        codes.extend(map(operator.add, doubled, compress(group.allows, pieces)))
+        # Priority: the pattern's length, "*" and "$" counting one.
+        anchors = list(compress(group.anchors, pieces))
+        lengths = map(len, filled)
+        heads = set(group.prefixes)
+        kinds = set(anchors)
+        if len(heads) == 1 and len(kinds) == 1:
+            # One text before the star, one anchor (a hostile file's
+            # many rules): the same for every rule, added in C.
+            head, anchor = next(iter(heads)), next(iter(kinds))
+            priorities += map((len(head) + 1 + len(anchor)).__add__, lengths)
+            starts += repeat(head.decode(), len(anchors))
+            shapes += bytes([ENDS if anchor else FIND]) * len(anchors)
+        else:
+            more = map(len, map(bytes.__add__, compress(group.prefixes, pieces), anchors))
+            priorities += map((1).__add__, map(operator.add, lengths, more))
+            starts += map(bytes.decode, compress(group.prefixes, pieces))
+            shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
+        if len(filled) < len(pieces):
+            rest.append(group.picked(list(map(operator.not_, pieces))))
+    rest_many: list[ManyStars] = []
+    for columns in many:
+        kept = list(map(bool, columns.needles))
+        needles += compress(columns.needles, kept)
+        doubled = map(_TWICE, compress(columns.lines, kept))
+        codes.extend(map(operator.add, doubled, compress(columns.allows, kept)))
+        priorities += compress(columns.priorities, kept)
+        shapes += bytes(compress(columns.shapes, kept))
+        starts += compress(columns.prefixes, kept)
+        if not all(kept):
+            rest_many.append(columns.picked(list(map(operator.not_, kept))))
+    return Needled(needles, codes, priorities, shapes, starts), rest, rest_many
+
+
+def _needled_columns_plain(
+    wild: list[WildRule], stars: Sequence[StarRules], many: Sequence[ManyStars]
+) -> tuple[Needled, list[StarRules], list[ManyStars]]:
+    """The reference of :func:`_needled_columns`: rule by rule."""
+    columns = Needled([], array("i"), [], bytearray(), [])
+
+    def add(needle: str, code: int, priority: int, shape: int, prefix: str) -> None:
+        columns.needles.append(needle)
+        columns.codes.append(code)
+        columns.priorities.append(priority)
+        columns.shapes.append(shape)
+        columns.prefixes.append(prefix)
+
+    for line, allow, pattern in wild:
+        shape = shape_of(pattern)[0]
+        add(pattern.needle, rule_code(line, allow), pattern.priority, shape, pattern.prefix)
+    rest: list[StarRules] = []
+    for group in stars:
+        for line, allow, head, star, piece, anchor in zip(*group, strict=True):
+            if piece:
+                # The pattern's length, "*" and "$" counting one (SPEC 5).
+                priority = len(head) + len(star) + len(piece) + len(anchor)
+                shape = ENDS if anchor else FIND
+                add(piece.decode("ascii"), rule_code(line, allow), priority, shape, head.decode())
+        left = [not piece for piece in group.pieces]
+        if any(left):
+            rest.append(group.picked(left))
+    rest_many: list[ManyStars] = []
+    for rules in many:
+        for line, allow, prefix, needle, priority, shape, _, _ in zip(*rules, strict=True):
+            if needle:
+                add(needle, rule_code(line, allow), priority, shape, prefix)
+        left = [not needle for needle in rules.needles]
+        if any(left):
+            rest_many.append(rules.picked(left))
+    return columns, rest, rest_many
 
 
 class RuleIndex:
@@ -46,7 +152,7 @@ class RuleIndex:
     from the file on demand.
     """
 
-    __slots__ = ("_codes", "_literals", "_longest_only", "_plain", "_strategy", "_wild", "groups")
+    __slots__ = ("_codes", "_literals", "_plain", "_strategy", "_wild", "groups")
 
     def __init__(
         self,
@@ -66,14 +172,14 @@ class RuleIndex:
         best = strategy.best_per_prefix(allow, disallow)
         prefixes = sorted(best)
         self._plain = PrefixSet(prefixes)
-        self._codes = array("i", map(best.__getitem__, prefixes))
+        self._codes = array("i", [best[prefix] for prefix in prefixes])
         del best
         self._literals: Literals | None = None
         self._wild: Bucketed | None = None
         # Rules with a needle (text after a star) may go to the automaton:
         # counted only when there are enough wildcard rules at all.
-        starred = sum(map(len, map(_LINES, stars)))
-        several = sum(map(len, map(_LINES, many)))
+        starred = sum(len(group.lines) for group in stars)
+        several = sum(len(group.lines) for group in many)
         with_needle = []
         needled = 0
         if len(wild) + starred + several >= AUTOMATON_MIN:
@@ -82,100 +188,37 @@ class RuleIndex:
             needled -= sum(group.pieces.count(b"") for group in stars)
             needled -= sum(group.needles.count("") for group in many)
         if needled >= AUTOMATON_MIN:
-            needles = [pattern.needle for _, _, pattern in with_needle]
-            codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in with_needle])
-            priorities = [pattern.priority for _, _, pattern in with_needle]
-            shapes = bytearray(shape_of(pattern)[0] for _, _, pattern in with_needle)
-            starts = [pattern.prefix for _, _, pattern in with_needle]
-            rest: list[StarRules] = []
-            for group in stars:
-                pieces = group.pieces
-                filled = list(compress(pieces, pieces))
-                if not filled:
-                    rest.append(group)
-                    continue
-                # Decoded together: normalised pieces are ASCII.
-                needles += b"\n".join(filled).decode("ascii").split("\n")
-                # rule_code (line * 2 + allow), in C: no Python call per rule.
-                doubled = map(_TWICE, compress(group.lines, pieces))
-                codes.extend(map(operator.add, doubled, compress(group.allows, pieces)))
-                # Priority: the pattern's length, "*" and "$" counting one.
-                anchors = list(compress(group.anchors, pieces))
-                lengths = map(len, filled)
-                heads = set(group.prefixes)
-                kinds = set(anchors)
-                if len(heads) == 1 and len(kinds) == 1:
-                    # One text before the star, one anchor (a hostile file's
-                    # many rules): the same for every rule, added in C.
-                    head, anchor = next(iter(heads)), next(iter(kinds))
-                    priorities += map((len(head) + 1 + len(anchor)).__add__, lengths)
-                    starts += repeat(head.decode(), len(anchors))
-                    shapes += bytes([ENDS if anchor else FIND]) * len(anchors)
-                else:
-                    more = map(len, map(bytes.__add__, compress(group.prefixes, pieces), anchors))
-                    priorities += map((1).__add__, map(operator.add, lengths, more))
-                    starts += map(bytes.decode, compress(group.prefixes, pieces))
-                    shapes += bytes(map(ENDS.__mul__, map(len, anchors)))  # FIND is 0
-                if len(filled) < len(pieces):
-                    rest.append(group.picked(list(map(operator.not_, pieces))))
-            rest_many: list[ManyStars] = []
-            for columns in many:
-                kept = list(map(bool, columns.needles))
-                needles += compress(columns.needles, kept)
-                doubled = map(_TWICE, compress(columns.lines, kept))
-                codes.extend(map(operator.add, doubled, compress(columns.allows, kept)))
-                priorities += compress(columns.priorities, kept)
-                shapes += bytes(compress(columns.shapes, kept))
-                starts += compress(columns.prefixes, kept)
-                if not all(kept):
-                    rest_many.append(columns.picked(list(map(operator.not_, kept))))
+            columns, stars, many = _needled_columns(with_needle, stars, many)
             self._literals = Literals(
-                needles,
-                codes,
+                columns.needles,
+                columns.codes,
                 strategy=strategy,
-                priorities=priorities,
-                shapes=bytes(shapes),
-                prefixes=starts,
+                priorities=columns.priorities,
+                shapes=bytes(columns.shapes),
+                prefixes=columns.prefixes,
                 pattern_at=pattern_at,
             )
             wild = [rule for rule in wild if not rule[2].needle]
-            stars = rest
-            many = rest_many
-            starred = sum(map(len, map(_LINES, stars)))
-            several = sum(map(len, map(_LINES, many)))
+            starred = sum(len(group.lines) for group in stars)
+            several = sum(len(group.lines) for group in many)
         if wild or starred or several:
             self._wild = Bucketed(strategy, wild, stars, many)
-        # No wildcard rule, and the longest matching prefix decides: the
-        # search ends at that prefix, without ranks (see decide).
-        self._longest_only = (
-            self._wild is None and self._literals is None and strategy.longest_decides
-        )
 
     def built_for(self, groups: tuple[int, ...], strategy: PrecedenceStrategy) -> bool:
         """Whether this index answers for ``groups`` ranked by ``strategy``."""
         return self.groups == groups and self._strategy is strategy
 
     def decide(self, path: str) -> int:
-        """The deciding rule's code for the normalised ``path``, or ``NO_RULE``."""
-        best_rank = NO_RANK
-        best = NO_RULE
-        plain = self._plain
-        prefixes = plain.items
-        if prefixes:
-            # plain.longest(), inlined: the hot path of every check.
-            text = path.encode()  # normalised: ASCII, as the prefixes
-            i = bisect_right(prefixes, text) - 1
-            while i >= 0:
-                prefix = prefixes[i]
-                # A slice compared, not startswith(): no arguments parsed.
-                if text[: len(prefix)] == prefix:
-                    break
-                i = plain.parent(i)
-            if self._longest_only:
-                # What best_plain() would answer, without a rank.
-                return self._codes[i] if i >= 0 else NO_RULE
-            if i >= 0:
-                best_rank, best = self._strategy.best_plain(plain, self._codes, i)
+        """The deciding rule's code for the normalised ``path``, or ``NO_RULE``.
+
+        The best plain rule (on the chain of prefixes the path starts with),
+        then the automaton's and the buckets' if they rank above it.
+        """
+        best_rank, best = NO_RANK, NO_RULE
+        # Normalised: ASCII, as the prefixes.
+        i = self._plain.longest(path.encode()) if self._plain.items else -1
+        if i >= 0:
+            best_rank, best = self._strategy.best_plain(self._plain, self._codes, i)
         if self._literals is not None:
             best_rank, best = self._literals.scan(path, best_rank, best)
         if self._wild is not None:

@@ -1,21 +1,17 @@
 """Wildcard rules as read, in columns, their values normalised in bulk (SPEC 4 and 5).
 
 A hostile file holds tens of thousands of wildcard rules, and a
-:class:`.Pattern` made per rule costs microseconds each: 18,000
-``Disallow: /*x1*y1*.php$`` took 90 ms to read one at a time. The line
-regex (:func:`.reading.member_columns`) cuts every value that starts with
-``/`` at its first star; here the cut values are percent-normalised
-together (:func:`.normalize_all`) and those with several stars reduced to
+:class:`.Pattern` made per rule is an object and a parse per rule. The
+line regex (:func:`.reading.member_columns`) cuts every value that starts
+with ``/`` at its first star; here the cut values are percent-normalised
+together (:func:`_normalised`) and those with several stars reduced to
 what an index needs of a rule (its needle, priority and shape, as
 :class:`.Pattern` would say), with no object per rule.
 """
 
 from __future__ import annotations
 
-import operator
-from collections import deque
-from functools import partial
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, chain, compress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_robotrules.engine.robots.urls import normalize, normalize_all, normalize_octets
@@ -99,7 +95,11 @@ def no_many() -> ManyStars:
 
 
 def needs_cutting(rules: StarRules) -> bool:
-    """Whether some value needs normalising, or holds several stars (two C scans)."""
+    """Whether some value needs normalising, or holds several stars.
+
+    Fast path of :func:`needs_cutting_plain`: the values are joined and
+    scanned in C, not tested one by one.
+    """
     heads = b"".join(rules.prefixes)
     tails = b"".join(rules.pieces)
     return (
@@ -108,6 +108,13 @@ def needs_cutting(rules: StarRules) -> bool:
         or b"%" in heads
         or not tails.isascii()
         or not heads.isascii()
+    )
+
+
+def needs_cutting_plain(rules: StarRules) -> bool:
+    """The reference of :func:`needs_cutting`: value by value."""
+    return any(b"%" in head or not head.isascii() for head in rules.prefixes) or any(
+        b"*" in tail or b"%" in tail or not tail.isascii() for tail in rules.pieces
     )
 
 
@@ -120,14 +127,25 @@ def _texts(values: list[bytes]) -> list[str]:
 
 
 def _normalised(values: list[bytes]) -> list[bytes]:
-    """``values`` normalised as octets, together: joined by ``#``, which is kept as it
-    is and stops any escape before it (see :func:`.normalize_all`), then split."""
+    """``values`` normalised as octets.
+
+    Fast path of :func:`_normalised_plain`: a few C calls in all, not a
+    call per value. The values are normalised joined by ``#``: a reserved
+    character, kept as it is, that no escape decodes to and that stops any
+    escape before it, so each value comes out as it would alone. (A rule's
+    value never holds a ``#``: it starts a comment.)
+    """
     if not values:
         return []
     out = normalize_octets(b"#".join(values)).split(b"#")
     if len(out) != len(values):  # never so: the line regex lets no "#" through
-        return list(map(normalize_octets, values))
+        return _normalised_plain(values)
     return out
+
+
+def _normalised_plain(values: list[bytes]) -> list[bytes]:
+    """The reference of :func:`_normalised`: value by value."""
+    return [normalize_octets(value) for value in values]
 
 
 def cut_starred(
@@ -141,35 +159,35 @@ def cut_starred(
     allows, normalised prefix). A hostile file's rules are all of one
     kind: its columns are then taken whole, not sorted out.
     """
-    # One C scan in all when no value holds a second star (most files, a hostile one).
-    pieces = rules.pieces
-    several = (
-        list(map(bytes.__contains__, pieces, repeat(b"*")))
-        if b"*" in (pieces[0] if pieces else b"") or b"*" in b"".join(pieces)
-        else [False]
-    )
-    if not any(several):
+    if b"*" not in b"".join(rules.pieces):
+        # One scan: most files (and a hostile one) hold no value of several stars.
         one, many = rules, no_many()
-    elif all(several):
-        one, many = StarRules([], [], [], [], [], []), _many_stars(rules)
     else:
-        one = rules.picked(list(map(operator.not_, several)))
-        many = _many_stars(rules.picked(several))
+        several = [b"*" in piece for piece in rules.pieces]
+        if all(several):
+            one, many = StarRules([], [], [], [], [], []), _many_stars(rules)
+        else:
+            one = rules.picked([not it for it in several])
+            many = _many_stars(rules.picked(several))
     lines, allows, prefixes, stars, pieces, anchors = one
     heads = _normalised(prefixes)
     tails = _normalised(pieces)
     if b"" not in stars:
         return StarRules(lines, allows, heads, stars, tails, anchors), many, []
     # A star or an anchor makes a wildcard rule; else it is a plain prefix.
-    wild = list(map(bool, map(bytes.__add__, stars, anchors)))
-    plain = list(compress(zip(lines, allows, heads, strict=True), map(operator.not_, wild)))
+    wild = [bool(star or anchor) for star, anchor in zip(stars, anchors, strict=True)]
+    plain = [
+        (line, allow, head)
+        for line, allow, head, is_wild in zip(lines, allows, heads, wild, strict=True)
+        if not is_wild
+    ]
     kept = StarRules(lines, allows, heads, stars, tails, anchors).picked(wild)
     return kept, many, plain
 
 
 def _many_stars(rules: StarRules) -> ManyStars:
     heads = _texts(rules.prefixes)
-    anchored = list(map(bool, rules.anchors))
+    anchored = [bool(anchor) for anchor in rules.anchors]
     needles, priorities, shapes, tails = star_shapes(heads, rules.pieces, anchored)
     return ManyStars(rules.lines, rules.allows, heads, needles, priorities, shapes, tails, anchored)
 
@@ -185,88 +203,44 @@ def star_shapes(
     :class:`.Pattern` says: the priority counts each star and the ``$`` as
     one; the needle is the last piece of an anchored value unless a piece
     between stars is longer, else the first longest piece after the prefix.
-    Rules of as many stars and the same anchor are done together, a column
-    per piece, with no Python per rule.
     """
-    counts = list(map((1).__add__, map(bytes.count, tails, repeat(b"*"))))
+    counts = [tail.count(b"*") + 1 for tail in tails]
     texts = _normalised_tails(tails, counts)
-    size = len(texts)
-    # Each star and the "$" counting one (SPEC 5).
-    lengths = map(operator.add, map(len, heads), map(len, texts))
-    priorities = list(map(operator.add, map((1).__add__, lengths), anchored))
-    needles: list[str] = [""] * size
-    shapes = bytearray(size)
-    # Pieces and anchor, as one int (no tuple per rule for the collector).
-    keys = list(map(operator.add, map((2).__mul__, counts), anchored))
-    for key in set(keys):
-        count, anchor = divmod(key, 2)
-        if count > _COLUMNS:
-            _one_by_one(texts, keys, key, needles, shapes)
-            continue
-        kept = list(map(key.__eq__, keys))
-        chosen = list(compress(texts, kept))
-        pieces = "*".join(chosen).split("*")
-        columns = [pieces[j::count] for j in range(count)]
-        # max() keeps the first of the longest: an anchored value's last piece
-        # goes first, as it wins ties.
-        order = [columns[-1], *columns[:-1]] if anchor else columns
-        found = list(map(_LONGEST, *order))
-        middle = columns[:-1] if anchor else columns
-        table = _ANCHORED if anchor else _FLOATING
-        if not any(map(list.__contains__, middle, repeat(""))):
-            # No piece between stars is empty (``**``): one shape for all.
-            kinds = table[min(len(middle), 2) : min(len(middle), 2) + 1] * len(chosen)
-        else:
-            filled = [0] * len(chosen)
-            for column in middle:
-                filled = list(map(operator.add, filled, map(bool, column)))
-            kinds = bytes(map(table.__getitem__, map(min, filled, repeat(2))))
-        if len(chosen) == size:
-            needles, shapes = found, bytearray(kinds)
-            break
-        where = list(compress(range(size), kept))
-        deque(map(needles.__setitem__, where, found), maxlen=0)
-        deque(map(shapes.__setitem__, where, kinds), maxlen=0)
+    needles: list[str] = []
+    priorities: list[int] = []
+    shapes = bytearray()
+    for head, text, anchor in zip(heads, texts, anchored, strict=True):
+        needle, shape = _needle_and_shape(text.split("*"), anchor=anchor)
+        needles.append(needle)
+        shapes.append(shape)
+        # Each star and the "$" counting one (SPEC 5).
+        priorities.append(len(head) + 1 + len(text) + anchor)
     return needles, priorities, shapes, texts
 
 
-# Shape by how many pieces between stars are not empty (0, 1, more).
-_FLOATING = bytes([ALWAYS, FIND, GENERAL])
-_ANCHORED = bytes([ENDS, GENERAL, GENERAL])
-_LONGEST = partial(max, key=len)
-# Values of more stars than this are done one by one: a column per piece
-# would cost a list per star.
-_COLUMNS = 16
-
-
-def _one_by_one(
-    texts: list[str],
-    keys: list[int],
-    key: int,
-    needles: list[str],
-    shapes: bytearray,
-) -> None:
-    """:func:`star_shapes` of the values whose pieces and anchor are ``key``, in Python."""
-    count, anchor = divmod(key, 2)
-    for i in compress(range(len(texts)), map(key.__eq__, keys)):
-        parts = texts[i].split("*")
-        if anchor:
-            last = parts.pop()
-            longest = max(parts, key=len)
-            needles[i] = longest if len(longest) > len(last) else last
-            shapes[i] = GENERAL if parts.count("") < len(parts) else ENDS
-        else:
-            needles[i] = max(parts, key=len)
-            shapes[i] = _FLOATING[min(count - parts.count(""), 2)]
+def _needle_and_shape(parts: list[str], *, anchor: bool) -> tuple[str, int]:
+    """Needle and shape (see :func:`.wildcards.shape_of`) of a value whose text after its
+    first star is cut into ``parts`` at its other stars."""
+    if anchor:
+        # The last piece must end the path; a longer piece before it is the needle.
+        last, middle = parts[-1], parts[:-1]
+        longest = max(middle, key=len)
+        needle = longest if len(longest) > len(last) else last
+        return needle, GENERAL if any(middle) else ENDS
+    filled = len(parts) - parts.count("")
+    shape = ALWAYS if filled == 0 else FIND if filled == 1 else GENERAL
+    return max(parts, key=len), shape
 
 
 def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:
     """Each tail decoded, its pieces normalised, its stars kept.
 
-    The pieces of all tails are normalised joined by ``#``, which is kept as
-    it is and stops any escape before it (see :func:`.normalize_all`), as
+    Fast path of :func:`_normalised_tails_plain`: the pieces of all tails
+    are normalised at once, joined by ``#`` (see :func:`_normalised`), as
     the stars would be encoded; they are then joined again by tail.
     """
+    if not tails:
+        return []
     text = b"\n".join(tails).decode("utf-8", "surrogateescape")
     if text.isascii() and "%" not in text:
         # Nothing to normalise: the line regex lets no other such character through.
@@ -274,6 +248,13 @@ def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:
     pieces = normalize(text.replace("*", "#").replace("\n", "#")).split("#")
     # The last piece of each tail is followed by a line break, the others by a star.
     after = ["*"] * len(pieces)
-    deque(map(after.__setitem__, map((-1).__add__, accumulate(counts)), repeat("\n")), maxlen=0)
+    for end in accumulate(counts):
+        after[end - 1] = "\n"
     joined = "".join(chain.from_iterable(zip(pieces, after, strict=True)))
     return joined[:-1].split("\n")
+
+
+def _normalised_tails_plain(tails: list[bytes], counts: list[int]) -> list[str]:
+    """The reference of :func:`_normalised_tails`: piece by piece."""
+    texts = (tail.decode("utf-8", "surrogateescape") for tail in tails)
+    return ["*".join(normalize(piece) for piece in text.split("*")) for text in texts]

@@ -36,12 +36,12 @@ RESERVED = ":/?#[]@!&'()+,;="
 KEEP = re.escape(UNRESERVED + RESERVED)
 """``UNRESERVED`` and ``RESERVED``, ready to stand in a regex character class."""
 _NEEDS_WORK = re.compile(f"[^{KEEP}]")
-# The same, as bytes, for a C-speed test of long strings (bytes.translate).
+# The same, as bytes: octets with nothing left once these are deleted need no work.
 _KEEP_BYTES = (UNRESERVED + RESERVED).encode("ascii")
 _LONG = 512
-# Work is done a run at a time, never an octet at a time, so a path of
-# 100,000 escapes or non-ASCII characters costs a few C calls, not 100,000
-# Python ones: a run of %xx escapes, a stray %, or a run of octets to encode.
+# Input shorter than _LONG octets is normalised a run at a time, never an
+# octet at a time: a run of "%" and hex digits (escape by escape), or a run
+# of octets to encode. Longer input: see _normalize_long.
 _OCTET_WORK = re.compile(f"(%[%0-9A-Fa-f]*)|([^{KEEP}%]+)".encode())
 _ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})?")
 _UNRESERVED_BYTES = UNRESERVED.encode("ascii")
@@ -73,21 +73,11 @@ def _escape(match: re.Match[bytes]) -> bytes:
 
 
 def _octets(match: re.Match[bytes]) -> bytes:
+    """A run of octets to encode, or of ``%`` and hex digits (escape by escape): normalised."""
     run = match.group(1)
     if run is None:
         return _encode(match.group(2))
-    # A run from a "%" over "%" and hex digits. When it is nothing but
-    # %xx escapes, it is decoded in a few C calls; otherwise escape by escape.
-    count = len(run) // 3
-    if len(run) % 3 == 0 and run.count(b"%") == count and run[::3] == b"%" * count:
-        return _decoded(unhexlify(run.translate(None, b"%")))
     return _ESCAPE.sub(_escape, run)
-
-
-def _is_clean(text: str) -> bool:
-    if len(text) < _LONG:
-        return _NEEDS_WORK.search(text) is None
-    return text.isascii() and not text.encode("ascii").translate(None, _KEEP_BYTES)
 
 
 def _to_octets(text: str) -> bytes:
@@ -106,7 +96,7 @@ def normalize(text: str) -> str:
     ``%`` becomes ``%25``, and every octet outside the unreserved and reserved
     sets (so non-ASCII, controls, space, ``*`` and ``$``) is encoded.
     """
-    if _is_clean(text):
+    if _NEEDS_WORK.search(text) is None:
         return text
     octets = _to_octets(text)
     if len(octets) >= _LONG:
@@ -128,26 +118,14 @@ def normalize_octets(octets: bytes) -> bytes:
 
 
 def normalize_all(texts: Sequence[str]) -> list[str]:
-    """:func:`normalize` of each of ``texts`` (none holding ``#``), in a few C calls in all.
-
-    The texts are normalised joined by ``#``: a reserved character, kept as
-    it is, that no escape decodes to and that stops any escape before it,
-    so each text comes out as it would alone. (A rule's value never holds a
-    ``#``: it starts a comment.)
-    """
-    joined = "#".join(texts)
-    if _is_clean(joined):
-        return list(texts)
-    out = normalize(joined).split("#")
-    if len(out) != len(texts):  # a text held "#": one by one
-        return list(map(normalize, texts))
-    return out
+    """:func:`normalize` of each of ``texts``."""
+    return [normalize(text) for text in texts]
 
 
 # Long input is normalised without Python work per octet or per run: an
 # adversary's path alternating kept and encoded characters, or escapes and
-# stray "%", would otherwise cost a call per run (90 ms for 100,000
-# characters). Each octet becomes three output bytes at once, by
+# stray "%", would otherwise cost a call per run, tens of thousands of them
+# in a long URL. Each octet becomes three output bytes at once, by
 # bytes.translate with one table per output byte, NUL where it needs fewer;
 # the three are interleaved and the NULs deleted (output never holds a real
 # NUL: only kept characters, "%" and hex digits). %xx escapes are found and
@@ -186,13 +164,28 @@ def _interleave(cells: list[bytes]) -> str:
 
 
 def _literal(octets: bytes) -> str:
-    """Octets with no escape in them: kept ones stay, the others are encoded."""
+    """Octets with no escape in them: kept ones stay, the others are encoded.
+
+    Fast path of :func:`_literal_plain`: long input becomes its three output
+    cells by ``bytes.translate`` and is interleaved, with no call per run.
+    """
     if len(octets) < _LONG:
-        return _LITERAL_RUN.sub(_encode_match, octets).decode("ascii")
+        return _literal_plain(octets)
     return _interleave([octets.translate(table) for table in _LITERAL_CELLS])
 
 
+def _literal_plain(octets: bytes) -> str:
+    """The reference of :func:`_literal`: each run to encode encoded by a regex callback."""
+    return _LITERAL_RUN.sub(_encode_match, octets).decode("ascii")
+
+
 def _normalize_long(octets: bytes) -> str:
+    """:func:`normalize` of 512 octets or more, with no Python work per octet or per run.
+
+    Fast path of :func:`_normalize_long_plain`: an adversary's path
+    alternating what is kept and what changes costs the plain form a
+    callback per run.
+    """
     escapes = octets.count(b"%")
     if escapes == 0:
         return _literal(octets)
@@ -201,7 +194,13 @@ def _normalize_long(octets: bytes) -> str:
     return _many_escapes(octets)
 
 
+def _normalize_long_plain(octets: bytes) -> str:
+    """The reference of :func:`_normalize_long`: run by run, as short input is."""
+    return _OCTET_WORK.sub(_octets, octets).decode("ascii")
+
+
 def _by_escapes(octets: bytes) -> str:
+    """Octets holding a few ``%``: each escape decoded alone, the text between in bulk."""
     first, *parts = octets.split(b"%")
     out = [_literal(first)]
     for part in parts:
@@ -216,6 +215,11 @@ def _by_escapes(octets: bytes) -> str:
 
 
 def _many_escapes(octets: bytes) -> str:
+    """Octets holding many ``%``: every escape found and decoded at once.
+
+    Fast path of :func:`_many_escapes_plain`: big-integer masks over the
+    whole input, where the plain form decodes escape by escape.
+    """
     size = len(octets)
 
     def number(data: bytes) -> int:
@@ -238,6 +242,10 @@ def _many_escapes(octets: bytes) -> str:
         as_escape = number(octet_of.translate(_ESCAPED_CELLS[cell])) & starts
         cells.append((as_literal | as_escape).to_bytes(size, "big"))
     return _interleave(cells)
+
+
+_many_escapes_plain = _by_escapes
+"""The reference of :func:`_many_escapes`: escape by escape."""
 
 
 # An absolute URL whose path needs no normalisation: the common case, taken
@@ -266,22 +274,41 @@ def request_path(url: str) -> str:
     its agents, or decides and then explains, or checks for ``/robots.txt``
     first. The last URL read and its path are kept (one pair, for the
     whole process, replaced in one assignment: safe across threads).
+    Fast path of :func:`request_path_plain`: a URL asked about again at
+    once is not read again.
     """
     last = _LAST[0]
     if url == last[0]:
         return last[1]
-    clean = CLEAN_URL.fullmatch(url)
-    if clean is not None:
-        path = clean.group(1)
-        if path[:1] != "/":
-            path = "/" + path
-    else:
-        path = url_path_and_query(url)
-        if path[:1] != "/":
-            path = "/" + path
-        path = normalize(path)
+    path = _path_of(url)
     _LAST[0] = (url, path)
     return path
+
+
+def request_path_plain(url: str) -> str:
+    """The reference of :func:`request_path`: the URL read every time it is asked."""
+    return _path_of(url)
+
+
+def _path_of(url: str) -> str:
+    """:func:`request_path`'s reading of ``url``.
+
+    Fast path of :func:`_path_of_plain`: an absolute URL whose path needs
+    no normalising (most) is read by one regex, not split then scanned.
+    """
+    clean = CLEAN_URL.fullmatch(url)
+    if clean is None:
+        return _path_of_plain(url)
+    path = clean.group(1)
+    return path if path[:1] == "/" else "/" + path
+
+
+def _path_of_plain(url: str) -> str:
+    """The reference of :func:`_path_of`: path and query cut out, then normalised."""
+    path = url_path_and_query(url)
+    if path[:1] != "/":
+        path = "/" + path
+    return normalize(path)
 
 
 _LAST = [("", "/")]

@@ -9,11 +9,9 @@ without a :class:`.Pattern` object per rule.
 
 from __future__ import annotations
 
-import operator
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from itertools import compress, repeat
 from operator import itemgetter
 
 from scrapy_robotrules.engine.robots.patterns import Pattern
@@ -46,18 +44,6 @@ pattern: their piece and the prefix's length are all a check needs.
 
 WildRule = tuple[int, bool, Pattern]
 """A wildcard rule as read: (line, allow, pattern)."""
-
-
-_FIRST, _SECOND, _THIRD, _FOURTH, _FIFTH, _SIXTH = map(itemgetter, range(6))
-_KEY_RANK = itemgetter(0, 1)
-_TWICE, _FOUR = (2).__mul__, (4).__mul__
-# Every normalised path starts with "/": the "" and "/" buckets always
-# apply, so they are one (``_BUCKET_KEY(prefix, prefix)``).
-_BUCKET_KEY = {"/": ""}.get
-# A rule of one star at most, by 4 * star + 2 * (text after it) + anchor:
-# "/a" can't be here (no star, no anchor: a plain prefix), "/a$", "/a*",
-# "/a*$" (the prefix is all), "/a*b", "/a*b$".
-_STAR_SHAPES = bytes([ALWAYS, EXACT, ALWAYS, EXACT, ALWAYS, ALWAYS, FIND, ENDS])
 
 
 def shape_of(pattern: Pattern) -> tuple[int, str]:
@@ -124,6 +110,85 @@ def _parents(keys: list[str]) -> list[int]:
     return parents
 
 
+Row = tuple[str, int, int, str, int, int, Pattern | None]
+"""A wildcard rule as :class:`Bucketed` sorts it: (bucket key, rank) then a :data:`Wild`."""
+
+
+def _column_rows(
+    strategy: PrecedenceStrategy, stars: Iterable[StarRules], many: Iterable[ManyStars]
+) -> tuple[list[Row], bool]:
+    """The rows of rules read in columns, and whether some row keeps a pattern.
+
+    A rule of several stars (few here: many go to an automaton) keeps a
+    pattern when it is ``GENERAL``; the others need none.
+    """
+    rows: list[Row] = []
+    general = False
+    for columns in many:
+        for line, allow, prefix, needle, priority, shape, text, anchored in zip(
+            *columns, strict=True
+        ):
+            pattern = None
+            if shape == GENERAL:
+                # Made from its normalised prefix, tail and anchor (normalising
+                # them again changes nothing).
+                pattern = Pattern(f"{prefix}*{text}{'$' if anchored else ''}")
+                general = True
+            rank = strategy.rank(line, allow, priority)
+            rows.append(
+                (
+                    _bucket_key(prefix),
+                    rank,
+                    shape,
+                    needle,
+                    len(prefix),
+                    rule_code(line, allow),
+                    pattern,
+                )
+            )
+    for group in stars:
+        for line, allow, head, star, tail, anchor in zip(*group, strict=True):
+            prefix = head.decode()
+            # SPEC 5: the pattern's length, "*" and "$" counting one.
+            rank = strategy.rank(line, allow, len(head) + len(star) + len(tail) + len(anchor))
+            shape = _star_shape(star=bool(star), tail=bool(tail), anchored=bool(anchor))
+            rows.append(
+                (
+                    _bucket_key(prefix),
+                    rank,
+                    shape,
+                    tail.decode(),
+                    len(prefix),
+                    rule_code(line, allow),
+                    None,
+                )
+            )
+    return rows, general
+
+
+def _bucket_key(prefix: str) -> str:
+    """The bucket of a rule whose text before its ``*`` is ``prefix``.
+
+    Every normalised path starts with "/": the "" and "/" buckets always
+    apply, so they are one.
+    """
+    return "" if prefix in ("", "/") else prefix
+
+
+def _star_shape(*, star: bool, tail: bool, anchored: bool) -> int:
+    """The shape of a rule of one star at most, maybe a text after it, maybe a ``$``.
+
+    ``/a$`` is ``EXACT``; ``/a*`` and ``/a*$`` (the prefix is all) are
+    ``ALWAYS``; ``/a*b`` is ``FIND``; ``/a*b$`` is ``ENDS``. (``/a`` is no
+    wildcard rule: a plain prefix.)
+    """
+    if not star:
+        return EXACT if anchored else ALWAYS
+    if not tail:
+        return ALWAYS
+    return ENDS if anchored else FIND
+
+
 class Bucketed:
     """Wildcard rules bucketed by the literal text before their first ``*``, as flat arrays.
 
@@ -153,78 +218,27 @@ class Bucketed:
         stars: Iterable[StarRules],
         many: Iterable[ManyStars] = (),
     ) -> None:
-        rank_of = strategy.rank
-        rows: list[tuple[str, int, int, str, int, int, Pattern | None]] = []
-        general = False  # whether some row keeps a pattern
-        for columns in many:
-            # Rules of several stars, read without a pattern: a GENERAL one
-            # (few here: many go to an automaton) gets one, made from its
-            # normalised prefix, tail and anchor (normalising them again
-            # changes nothing).
-            lines, allows, prefixes, needles, priorities, shapes, texts, anchored = columns
-            if not lines:
-                continue
-            codes = list(map(operator.add, map(_TWICE, lines), allows))
-            generals: list[Pattern | None] = [None] * len(lines)
-            for i in compress(range(len(lines)), map(GENERAL.__eq__, shapes)):
-                generals[i] = Pattern(f"{prefixes[i]}*{texts[i]}{'$' if anchored[i] else ''}")
-                general = True
-            rows += zip(
-                map(_BUCKET_KEY, prefixes, prefixes),
-                strategy.ranks(codes, priorities),
-                shapes,
-                needles,
-                map(len, prefixes),
-                codes,
-                generals,
-                strict=True,
-            )
-        for group in stars:
-            # Plain text around one star at most: no Pattern needed, the row
-            # is made from the text around the star (as Pattern would cut it),
-            # column by column, with no Python call per rule.
-            lines, allows, heads, star_marks, tails, anchors = group
-            if not lines:
-                continue
-            prefixes = list(map(bytes.decode, heads))
-            codes = list(map(operator.add, map(_TWICE, lines), allows))
-            lengths = map(operator.add, map(len, heads), map(len, star_marks))
-            lengths = map(operator.add, lengths, map(len, tails))
-            priorities = list(map(operator.add, lengths, map(len, anchors)))
-            # Shape by (star, text after it, anchor), each 0 or 1 (see _STAR_SHAPES).
-            kinds = map(operator.add, map(_FOUR, map(len, star_marks)), map(bool, anchors))
-            kinds = map(operator.add, kinds, map(_TWICE, map(bool, tails)))
-            rows += zip(
-                map(_BUCKET_KEY, prefixes, prefixes),
-                strategy.ranks(codes, priorities),
-                map(_STAR_SHAPES.__getitem__, kinds),
-                map(bytes.decode, tails),
-                map(len, prefixes),
-                codes,
-                repeat(None),
-            )
+        rows, general = _column_rows(strategy, stars, many)
         for line, allow, pattern in wild:
             shape, piece = shape_of(pattern)
             prefix = pattern.prefix
-            # Every normalised path starts with "/": the "" and "/" buckets
-            # always apply, so they are one.
-            key = "" if prefix in ("", "/") else prefix
-            rank = rank_of(line, allow, pattern.priority)
+            rank = strategy.rank(line, allow, pattern.priority)
             several = None
             if shape == GENERAL:
                 several = pattern
                 general = True
-            rows.append((key, rank, shape, piece, len(prefix), rule_code(line, allow), several))
-        rows.sort(key=_KEY_RANK)
-        self._ranks = array("q", map(_SECOND, rows))
-        self._shapes = bytes(map(_THIRD, rows))
-        self._pieces: list[str] = list(map(_FOURTH, rows))
-        self._offsets = array("i", map(_FIFTH, rows))
-        self._codes = array("i", map(_SIXTH, rows))
+            code = rule_code(line, allow)
+            rows.append((_bucket_key(prefix), rank, shape, piece, len(prefix), code, several))
+        rows.sort(key=itemgetter(0, 1))  # by bucket, then rank
+        keys, ranks, shapes, pieces, offsets, codes, patterns = map(list, zip(*rows, strict=True))
+        self._ranks = array("q", ranks)
+        self._shapes = bytes(shapes)
+        self._pieces: list[str] = pieces
+        self._offsets = array("i", offsets)
+        self._codes = array("i", codes)
         self._general: dict[int, Pattern] | None = None
         if general:
-            self._general = {i: kept for i, row in enumerate(rows) if (kept := row[6]) is not None}
-        keys = list(map(_FIRST, rows))
+            self._general = {i: kept for i, kept in enumerate(patterns) if kept is not None}
         # Each bucket's key, where its rows start (and, one more, where the
         # last ends), and its parent: the bucket of its longest proper prefix.
         self._keys = sorted(set(keys))

@@ -1,27 +1,28 @@
-"""Percent-normalisation of long input: the same result as the run-by-run way, without its cost.
+"""Percent-normalisation of long input: the same result as its plain references.
 
 Paths of 512 octets and more take ``urls._normalize_long``: each octet is
-handled by ``bytes.translate`` tables and big-integer bit operations, never
-by a Python call per octet or per run. These tests compare it with the
-run-by-run normaliser (``_OCTET_WORK`` with its callbacks, the way short
-input goes), and count the Python calls it makes.
+handled by ``bytes.translate`` tables and big-integer bit operations. These
+tests compare it, and its parts, with their plain references beside them
+(``_normalize_long_plain``, run by run as short input goes;
+``_many_escapes_plain``, escape by escape; ``_literal_plain``, run by run).
+What the fast forms save is bounded in ``tests/performance``.
 """
 
 from __future__ import annotations
 
-import sys
-from types import FrameType
 from typing import Any
 
-import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.robots.urls import (
-    _OCTET_WORK,
+    _literal,
+    _literal_plain,
+    _many_escapes,
+    _many_escapes_plain,
     _normalize_long,
-    _octets,
+    _normalize_long_plain,
     _origin_by_urlsplit,
     _to_octets,
     normalize,
@@ -61,11 +62,16 @@ PIECES = [
 
 
 def by_runs(text: str) -> str:
-    return _OCTET_WORK.sub(_octets, _to_octets(text)).decode("ascii")
+    return _normalize_long_plain(_to_octets(text))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=400), st.integers(0, 3))
+@example(["a"] * 511 + ["%"], 0)  # a stray "%" last, at the threshold
+@example(["a"] * 510 + ["%4"], 0)  # half an escape last
+@example(["%41"] * 32 + ["a"] * 500, 0)  # as many escapes as are decoded one by one
+@example(["%41"] * 33 + ["a"] * 500, 0)  # one more: decoded all at once
+@example(["é"] * 256, 0)  # 512 octets, every one encoded
 def test_long_input_normalises_as_short_input_does(pieces: list[str], repeat: int) -> None:
     text = "".join(pieces) * (1 + repeat * 20)
     assert _normalize_long(_to_octets(text)) == by_runs(text)
@@ -79,41 +85,40 @@ def test_long_input_of_any_text(text: str) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=400), st.integers(0, 3))
+@example([], 0)
+@example(["%"], 0)
+@example(["%2"], 0)
+@example(["%", "%41"], 0)
+@example(["%%41%4"], 2)
+@example(["\udcff%7e"], 3)
+def test_escapes_decoded_at_once_as_escape_by_escape(pieces: list[str], repeat: int) -> None:
+    octets = _to_octets("".join(pieces) * (1 + repeat * 20))
+    assert _many_escapes(octets) == _many_escapes_plain(octets)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([piece for piece in PIECES if "%" not in piece]), max_size=600),
+    st.integers(0, 3),
+)
+@example([], 0)
+@example(["a"] * 511, 0)
+@example(["a"] * 512, 0)
+@example([" "] * 513, 0)
+@example(["\x00", "😀"], 3)
+def test_text_without_escapes_encoded_at_once_as_run_by_run(pieces: list[str], repeat: int) -> None:
+    octets = _to_octets("".join(pieces) * (1 + repeat * 20))
+    assert _literal(octets) == _literal_plain(octets)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=400), st.integers(0, 3))
 def test_octets_normalise_as_their_text_does(pieces: list[str], repeat: int) -> None:
     """A rule's value normalised as the file's octets, short or long, means its text."""
     text = "".join(pieces) * (1 + repeat * 20)
     octets = text.encode("utf-8", "surrogateescape")
     assert normalize_octets(octets) == normalize(text).encode("ascii")
     assert normalize_octets(octets + b"\xff\xc3") == normalize(text + "\udcff\udcc3").encode()
-
-
-ADVERSARIAL = {
-    "stray % and spaces": "/" + "% " * 50_000,
-    "kept and encoded alternating": "/" + "a " * 50_000,
-    "escapes and kept alternating": "/" + "a%2F" * 25_000,
-    "two kinds of escapes alternating": "/" + "%41%2F" * 16_666,
-    "non-ASCII and ASCII alternating": "/" + "aé" * 33_333,
-    "few escapes among encoded runs": "/" + "a " * 50_000 + "%41" * 10,
-}
-
-
-@pytest.mark.parametrize("path", ADVERSARIAL.values(), ids=list(ADVERSARIAL))
-def test_no_python_call_per_octet_or_run(path: str) -> None:
-    calls = 0
-
-    def count(frame: FrameType, event: str, arg: Any) -> None:
-        nonlocal calls
-        if event in ("call", "c_call"):
-            calls += 1
-
-    sys.setprofile(count)
-    try:
-        normal = normalize(path)
-    finally:
-        sys.setprofile(None)
-    assert normal == by_runs(path)
-    # The run-by-run way makes one call per run here: tens of thousands.
-    assert calls < 200, calls
 
 
 URLS = st.builds(

@@ -34,7 +34,6 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable, Iterable
-from itertools import compress, filterfalse
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
@@ -137,14 +136,9 @@ class Literals:
         self._codes = codes
         self._strategy = strategy
         # SPEC 5's priority (the pattern's length): with the code, what a rank is made from.
-        # Bytes when they fit (most files' do): made in C, with no call per
-        # rule that an array's own constructor would make.
+        # The smallest array they fit in (most files': bytes).
         top = max(priorities, default=0)
-        self._priorities = (
-            array("B", bytes(priorities))
-            if top < 256
-            else array("H" if top < 1 << 16 else "i", priorities)
-        )
+        self._priorities = array("B" if top < 256 else "H" if top < 1 << 16 else "i", priorities)
         self._pattern_at = pattern_at
         self._cache: dict[int, Pattern] = {}
         self._order: array[int] | None = None
@@ -159,10 +153,10 @@ class Literals:
         longest = max(lengths)
         if longest > NEEDLE:
             lengths = {min(size, NEEDLE) for size in lengths}
-            cut = list(map(NEEDLE.__lt__, map(len, needles)))
             long_shapes = bytearray(shapes)
-            for i in compress(range(len(cut)), cut):
-                long_shapes[i] = 255
+            for i, needle in enumerate(needles):
+                if len(needle) > NEEDLE:
+                    long_shapes[i] = 255
             shapes = bytes(long_shapes)
             short = [needle[:NEEDLE] for needle in needles]
         else:
@@ -212,7 +206,7 @@ class Literals:
             if len(root) == 1 and size > 1 and size < shortest.get(root, NEEDLE + 1):
                 shortest[root] = size
         self._finders = {period: finder(period, shortest) for period in self._roots}
-        self._kept = array("i", filterfalse(known.__contains__, range(count)))
+        self._kept = array("i", [i for i in range(count) if i not in known])
 
     def _flooded(self) -> bool:
         """After a flood of reports: whether periodic needles were left out of the automaton
@@ -238,7 +232,7 @@ class Literals:
             needles = self._needles.split("\n")
         self._unbuilt = None
         if self._kept is not None:
-            needles = list(map(needles.__getitem__, self._kept))
+            needles = [needles[i] for i in self._kept]
         automaton = AhoCorasick(
             needles, store_patterns=False, implementation=Implementation.ContiguousNFA
         )
@@ -356,18 +350,17 @@ class Literals:
                     rule = following[rule]
         prefixed, prefix_ids = self._prefixed(path), self._prefix_ids
         if prefixed is not None:
-            # A rule whose prefix the path lacks is out, with no call per rule.
+            # A rule whose prefix the path lacks is out.
             if prefix_ids is None:
                 candidates = candidates if self._prefix_one in prefixed else []
             else:
-                keep = map(prefixed.__contains__, map(prefix_ids.__getitem__, candidates))
-                candidates = list(compress(candidates, keep))
+                candidates = [rule for rule in candidates if prefix_ids[rule] in prefixed]
         if not candidates:
             return best_rank, best
-        # Ranked in one comprehension (the strategy's), sorted in C.
+        # Ranked by the strategy, sorted in C.
         codes, priorities = self._codes, self._priorities
         ranks = self._strategy.ranks(
-            list(map(codes.__getitem__, candidates)), list(map(priorities.__getitem__, candidates))
+            [codes[rule] for rule in candidates], [priorities[rule] for rule in candidates]
         )
         ranked = sorted(zip(ranks, candidates, strict=True)) if len(candidates) > 1 else None
         shapes, needle_of, size = self._shapes, self._needle_of, len(path)

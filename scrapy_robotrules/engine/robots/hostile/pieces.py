@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable
-from itertools import repeat
 from operator import itemgetter
 
 __all__ = ["Found", "read", "split"]
@@ -20,7 +19,7 @@ Found = dict[int, tuple[int, tuple[int, int, int]]]
 """Needle -> where it was seen last: (start of the piece read, (needle, start, end) in it)."""
 
 _STRIDE, _LONG_STRIDE = 448, 2048
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_SECOND = itemgetter(1)
 
 
 def split(path: str, overlap: int) -> list[tuple[str, int]]:
@@ -56,13 +55,13 @@ def read(
         matches = find(piece, overlapping=True)
         if not matches:
             continue
-        # Matches come by end: the last of a needle is where it was seen
-        # last. Kept per report in C, then per needle with the piece's start.
-        ids = map(_FIRST, matches)
-        if kept is not None:
-            ids = map(kept.__getitem__, ids)
-        last = dict(zip(ids, matches, strict=True))
-        found.update(zip(last, zip(repeat(start), last.values(), strict=False), strict=True))
+        # Matches come by end: the last of a needle is where it was seen last.
+        if kept is None:
+            last = {match[0]: match for match in matches}
+        else:
+            last = {kept[match[0]]: match for match in matches}
+        for needle, match in last.items():
+            found[needle] = (start, match)
         budget -= len(matches)
         if budget < 0:
             break

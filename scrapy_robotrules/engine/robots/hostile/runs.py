@@ -18,13 +18,11 @@ path floods the automaton (see :class:`.Literals`).
 from __future__ import annotations
 
 import re
-from itertools import compress
-from operator import eq, itemgetter
+from operator import itemgetter
 
 __all__ = ["Runs", "finder", "periodic_needles", "unary_needles"]
 
-_FIRST, _LAST = itemgetter(0), itemgetter(-1)
-_HEAD, _TAIL = itemgetter(slice(None, -1)), itemgetter(slice(-2, None))
+_FIRST = itemgetter(0)
 _BRANCHES = 8
 
 
@@ -34,11 +32,9 @@ def unary_needles(needles: list[str]) -> dict[int, tuple[str, int]]:
     Only needles that start and end with the same character are looked at
     in Python: one in sixty-two of a file of random ones.
     """
-    same_ends = map(eq, map(_FIRST, needles), map(_LAST, needles))
     found: dict[int, tuple[str, int]] = {}
-    for i in compress(range(len(needles)), same_ends):
-        needle = needles[i]
-        if needle.count(needle[0]) == len(needle):
+    for i, needle in enumerate(needles):
+        if needle[0] == needle[-1] and needle.count(needle[0]) == len(needle):
             found[i] = (needle[0], len(needle))
     return found
 
@@ -49,10 +45,10 @@ def periodic_needles(needles: list[str]) -> dict[int, tuple[str, int]]:
     Such a needle's last two characters occur one period earlier: only the
     needles where they occur earlier at all are looked at in Python.
     """
-    again = map(str.__contains__, map(_HEAD, needles), map(_TAIL, needles))
     found: dict[int, tuple[str, int]] = {}
-    for i in compress(range(len(needles)), again):
-        needle = needles[i]
+    for i, needle in enumerate(needles):
+        if needle[-2:] not in needle[:-1]:
+            continue
         size = len(needle)
         for period in range(2, size // 2 + 1):
             if needle[period:] == needle[:-period]:

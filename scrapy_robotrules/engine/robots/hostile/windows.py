@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable
-from itertools import compress, repeat
 
 from scrapy_robotrules.engine.robots.hostile.pieces import Found
 
@@ -119,9 +118,8 @@ class Windows:
             count = len(path) - size + 1
             if count <= 0:
                 continue
-            # Needle -> its last window's start, in C; windows of no needle under -1.
-            windows = [path[i : i + size] for i in range(count)]
-            last = dict(zip(map(get, windows, repeat(-1)), range(count), strict=True))
+            # Needle -> its last window's start; windows of no needle under -1.
+            last = {get(path[i : i + size], -1): i for i in range(count)}
             last.pop(-1, None)
             for needle, start in last.items():
                 found[needle] = (0, (needle, start, start + size))
@@ -146,14 +144,13 @@ def by_text(
     ids = dict(zip(reversed(needles), range(len(needles) - 1, -1, -1), strict=True))
     if len(ids) == len(needles):
         return ids, None, None, None, needles
-    firsts = list(map(ids.__getitem__, needles))
+    firsts = [ids[needle] for needle in needles]
     following = array("i", [-1]) * len(needles)
-    # Only the rules that repeat a needle are chained in Python.
-    for i in compress(range(len(needles)), map(int.__ne__, firsts, range(len(needles)))):
-        first = firsts[i]
-        following[i] = following[first]
-        following[first] = i
+    for i, first in enumerate(firsts):
+        if first != i:  # rule i repeats the needle of rule first
+            following[i] = following[first]
+            following[first] = i
     # Needles are numbered in ``ids`` order: map to rules.
     number = dict(zip(ids.values(), range(len(ids)), strict=True))
-    needle_of = array("i", map(number.__getitem__, firsts))
+    needle_of = array("i", [number[first] for first in firsts])
     return None, array("i", ids.values()), following, needle_of, list(ids)

@@ -37,6 +37,8 @@ from tests.helpers.differential import (
 )
 from tests.helpers.reference import PRECEDENCES
 
+pytestmark = pytest.mark.performance
+
 RULES = 24_380
 
 

@@ -22,6 +22,8 @@ from scrapy_robotrules.engine.robots.hostile.automata import AutomatonCache
 from scrapy_robotrules.engine.robots.hostile.pieces import Found
 from tests.helpers.differential import ROBOTS_URLS, SCALE, check_document, rule_values, urls_near
 
+pytestmark = pytest.mark.performance
+
 ALNUM = string.ascii_letters + string.digits
 
 

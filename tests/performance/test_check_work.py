@@ -1,46 +1,44 @@
-"""Checks and first checks on ordinary files do little Python work.
+"""Checks and first checks on ordinary files do work in proportion to what they need.
 
-The work is counted, not timed: the Python functions a check or a file's
-first check enters (``sys.setprofile`` sees every Python call), so a return
-to a helper called per bucket, per rule or per line shows as a failure.
-The decisions themselves are the differential and conformance tests' to check.
+The work is counted in its own units, never timed: buckets walked and rows
+tried by a check, rules ranked and lines read again by a first check,
+passes over a group's lines, searches of a file's text, group ends read to
+select groups, URLs read, searches of an index. Inputs and data are
+instrumented to count them (list and str subclasses, wrapped compiled
+patterns), so a check that walked every bucket, or read a line again per
+rule, shows as a failure. The decisions themselves are the differential
+and conformance tests' to check.
 """
 
 from __future__ import annotations
 
-import functools
+import math
 import re
-import sys
-from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.robots import groups, reading, robotstxt, signal_lines, urls
-from scrapy_robotrules.engine.robots.agents import select
-from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES, strategy_for
 from scrapy_robotrules.engine.robots.reading import member_columns
-from tests.helpers.differential import SCALE, robots_documents
+from scrapy_robotrules.engine.robots.rule_index import RuleIndex
+from tests.helpers.differential import SCALE
+
+pytestmark = pytest.mark.performance
 
 
-def python_calls(call: Callable[[], Any]) -> list[str]:
-    """Names of the Python functions entered while ``call`` runs, in order."""
-    entered: list[str] = []
+class Reads(list[Any]):
+    """A column that counts the items read from it one at a time (a bisection's too)."""
 
-    def profile(frame: FrameType, event: str, arg: object) -> None:
-        if event == "call":
-            entered.append(frame.f_code.co_name)
+    reads = 0
 
-    sys.setprofile(profile)
-    try:
-        call()
-    finally:
-        sys.setprofile(None)
-    return entered[1:]  # the first is call itself
+    def __getitem__(self, key: Any) -> Any:
+        if not isinstance(key, slice):
+            self.reads += 1
+        return super().__getitem__(key)
 
 
 WILD = (
@@ -55,15 +53,27 @@ WILD = (
 )
 
 
-def test_wildcard_buckets_are_walked_without_a_call_per_bucket() -> None:
-    # Four buckets apply to the path ("", "/a/", "/a/b/", "/a/b/c"): the scan
-    # walks them and their rows inline.
+def test_a_check_walks_only_the_buckets_its_path_starts_with() -> None:
+    # Four buckets apply to "/a/b/cd.html" ("", "/a/", "/a/b/", "/a/b/c"),
+    # none of the forty "/z<i>/": a check reads the keys of the buckets on
+    # its path's chain (and one more where it starts, and a bisection's),
+    # and tries the rows of those buckets only.
+    others = "".join(f"Disallow: /z{i}/*x\n" for i in range(40))
     for mode in PRECEDENCE_MODES:
-        index = RobotsTxt.parse(WILD)._index("bot", mode, "token")
-        assert index._wild is not None
+        index = RobotsTxt.parse(WILD + others)._index("bot", mode, "token")
+        wild = index._wild
+        assert wild is not None
+        keys = wild._keys
         for path in ("/a/b/cd.html", "/a/b/cx", "/a/b/c.php?session", "/z"):
-            calls = python_calls(functools.partial(index.decide, path))
-            assert calls[calls.index("scan") + 1 :] == [], (mode, path, calls)
+            wild._keys = Reads(keys)
+            wild._pieces = pieces = Reads(wild._pieces)
+            index.decide(path)
+            on_chain = [b for b, key in enumerate(keys) if path.startswith(key)]
+            bisection = math.ceil(math.log2(len(keys) + 1))
+            assert wild._keys.reads <= len(on_chain) + 1 + bisection, (mode, path)
+            rows = sum(wild._starts[b + 1] - wild._starts[b] for b in on_chain)
+            assert pieces.reads <= rows, (mode, path)
+            wild._keys, wild._pieces = keys, list(pieces)
 
 
 def test_wildcard_buckets_decide_as_the_patterns_do() -> None:
@@ -117,26 +127,39 @@ def test_a_group_is_read_in_four_passes_over_its_lines(monkeypatch: pytest.Monke
     assert robots.crawl_delay("bot") == 5
 
 
-def test_groups_are_selected_without_a_call_per_group() -> None:
-    groups = "".join(f"User-agent: bot{i}\nUser-agent: *\nDisallow: /{i}\n\n" for i in range(50))
-    robots = RobotsTxt.parse(groups + "User-agent: examplebot\nDisallow: /\n")
+class Passes(tuple[str, ...]):
+    """A file's User-agent values that count the passes taken over them, and single reads."""
+
+    passes = 0
+    reads = 0
+
+    def __iter__(self) -> Any:
+        self.passes += 1
+        return super().__iter__()
+
+    def __getitem__(self, key: Any) -> Any:
+        self.reads += 1
+        return super().__getitem__(key)
+
+
+def test_groups_are_selected_in_one_pass_over_the_user_agent_lines() -> None:
+    # One pass over the User-agent lines, then each selected group found by
+    # bisecting the groups' ends: not every group looked at in turn.
+    text = "".join(f"User-agent: bot{i}\nUser-agent: *\nDisallow: /{i}\n\n" for i in range(50))
+    robots = RobotsTxt.parse(text + "User-agent: examplebot\nDisallow: /\n")
+    ends = robots._agent_ends
+    bisection = math.ceil(math.log2(len(ends) + 1))
     for agent, count in (("examplebot/1.0", 1), ("bot7", 1), ("otherbot", 50)):
+        values = robots._agents = Passes(robots._agents)
+        robots._agent_ends = read = Reads(ends)  # type: ignore[assignment]
         assert len(robots._selected(agent, "token")) == count
-        calls = python_calls(functools.partial(robots._selected, agent, "token"))
-        assert len(calls) <= 2, calls  # the product token, read once per agent
-
-
-@settings(max_examples=200 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(content=robots_documents(), agent=st.sampled_from(["examplebot", "Googlebot/2.1", "", "*"]))
-def test_groups_selected_in_token_style_are_those_select_names(
-    content: str | bytes, agent: str
-) -> None:
-    robots = RobotsTxt.parse(content)
-    assert robots._selected(agent, "token") == select(robots._tokens(), agent, "token")
+        assert (values.passes, values.reads) == (1, 0)
+        # Each User-agent line naming the crawler (once per group here) bisects the ends.
+        assert read.reads <= count * bisection, agent
 
 
 class Path(str):
-    """A path that counts the calls made to search it (``in`` is no call)."""
+    """A path that counts the searches made of it by ``find`` and ``endswith`` (not ``in``)."""
 
     calls = 0
 
@@ -149,7 +172,7 @@ class Path(str):
         return super().endswith(*args)
 
 
-def test_wildcard_rows_whose_piece_the_path_lacks_cost_no_call() -> None:
+def test_wildcard_rows_whose_piece_the_path_lacks_cost_no_search_of_the_path() -> None:
     rules = "".join(f"Disallow: /*word{i}\nDisallow: /a/*.ext{i}$\n" for i in range(20))
     robots = RobotsTxt.parse("User-agent: *\nDisallow: /*/foo\n" + rules)
     for mode in PRECEDENCE_MODES:
@@ -296,22 +319,43 @@ def test_a_url_asked_again_at_once_is_read_once(monkeypatch: pytest.MonkeyPatch)
     assert urls.request_path("/%61") == "/a"
 
 
-def test_wildcard_rows_are_built_without_a_call_per_rule() -> None:
+class RankedRules:
+    """Counts the rules the precedence strategies rank, one by one or in bulk."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        for mode in PRECEDENCE_MODES:
+            kind = type(strategy_for(mode))
+            rank, ranks = kind.rank, kind.ranks
+
+            def one(strategy: Any, *args: Any, _rank: Any = rank) -> int:
+                self.count += 1
+                return int(_rank(strategy, *args))
+
+            def many(strategy: Any, codes: Any, priorities: Any, _ranks: Any = ranks) -> Any:
+                self.count += len(codes)
+                return _ranks(strategy, codes, priorities)
+
+            monkeypatch.setattr(kind, "rank", one)
+            monkeypatch.setattr(kind, "ranks", many)
+
+
+def test_each_wildcard_rule_is_ranked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # Rules of one star (with or without text after it, "$", or a prefix),
-    # and of several stars: rows made column by column, ranked in bulk.
+    # and of several stars: each row ranked once, whatever the buckets.
     rules = "".join(
         f"Disallow: /a{i}*\nAllow: /b*.x{i}$\nDisallow: *c{i}\nDisallow: /d{i}$\n"
         f"Disallow: /*e{i}*f*g\n"
         for i in range(10)
     )
     robots = RobotsTxt.parse("User-agent: *\n" + rules)
+    ranked = RankedRules(monkeypatch)
     for mode in PRECEDENCE_MODES:
-        calls = python_calls(functools.partial(robots._index, "bot", mode, "token"))
-        index = robots._views[("bot", mode, "token") if mode != MOST_SPECIFIC else "bot"]
+        ranked.count = 0
+        index = robots._index("bot", mode, "token")
         assert index._wild is not None
         assert index._literals is None
-        assert calls.count("rank") == 0, (mode, calls)
-        assert calls.count("rule_code") == 0, (mode, calls)
+        assert ranked.count <= 50, mode
         robots._views.clear()
     assert not robots.allowed("/a3x", "bot")
     assert robots.allowed("/b.x3", "bot")
@@ -321,15 +365,24 @@ def test_wildcard_rows_are_built_without_a_call_per_rule() -> None:
     assert not robots.allowed("/e4-f-g", "bot")
 
 
-def test_rules_of_several_stars_are_not_read_again_for_their_pattern() -> None:
+def test_rules_of_several_stars_are_not_read_again_for_their_pattern(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # GENERAL rules (several pieces between stars) get their pattern from
     # the columns read in bulk, not from their line read again.
+    read_again: list[int] = []
+    member_line = reading.member_line
+
+    def counted(body: bytes, start: int) -> tuple[str, str] | None:
+        read_again.append(start)
+        return member_line(body, start)
+
+    monkeypatch.setattr(groups, "member_line", counted)
     robots = RobotsTxt.parse(
         "User-agent: *\nDisallow: /*a1*b*c\nDisallow: /x*%7e*z$\nAllow: *q*r*s\nDisallow: /q\n"
     )
-    calls = python_calls(functools.partial(robots._index, "bot", MOST_SPECIFIC, "token"))
-    assert "_pattern_at" not in calls
-    assert "member" not in calls
+    robots._index("bot", "most-specific", "token")
+    assert read_again == []
     assert not robots.allowed("/-a1-b-c", "bot")
     assert robots.allowed("/-a1-c-b", "bot")
     assert not robots.allowed("/x/~/z", "bot")
@@ -338,7 +391,23 @@ def test_rules_of_several_stars_are_not_read_again_for_their_pattern() -> None:
     assert not robots.allowed("/q/s/r", "bot")
 
 
-def test_a_question_asked_again_at_once_is_answered_from_the_last_answer() -> None:
+class IndexSearches:
+    """Counts the searches of a file's index for a path's deciding rule."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        decide = RuleIndex.decide
+
+        def counted(index: RuleIndex, path: str) -> int:
+            self.count += 1
+            return decide(index, path)
+
+        monkeypatch.setattr(RuleIndex, "decide", counted)
+
+
+def test_a_question_asked_again_at_once_is_answered_from_the_last_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # allowed() then explain(), or another agent sharing the same rules: the
     # index decides once. An agent with rules of its own is decided apart.
     robots = RobotsTxt.parse(
@@ -357,8 +426,9 @@ def test_a_question_asked_again_at_once_is_answered_from_the_last_answer() -> No
 
     assert ask() == [False, False, False, True, False]
     assert robots.allowed("/elsewhere", "examplebot")  # another question last
-    calls = python_calls(ask)
+    searches = IndexSearches(monkeypatch)
+    ask()
     # examplebot (Googlebot and explain() share it), otherbot, examplebot again.
-    assert calls.count("decide") == 3, calls
+    assert searches.count == 3
     assert robots.allowed("https://example.com/b", "Googlebot")
     assert not robots.allowed("https://example.com/a", "Googlebot")
