@@ -165,8 +165,10 @@ class PrecedenceStrategy:
                 best.update(zip(reversed(values), reversed(codes), strict=True))
         return best
 
-    def best_plain(self, prefixes: PrefixSet[bytes], codes: array[int], i: int) -> tuple[int, int]:
-        """(rank, code) of the best plain rule for a path whose longest matching prefix is ``i``.
+    def best_prefix_rule(
+        self, prefixes: PrefixSet[bytes], codes: array[int], i: int
+    ) -> tuple[int, int]:
+        """(rank, code) of the best rule without wildcards for a path whose longest prefix is ``i``.
 
         Every prefix the path starts with lies on ``i``'s chain of parents,
         so the chain is walked to its end.
@@ -196,7 +198,9 @@ class MostSpecific(PrecedenceStrategy):
     def rank(self, line: int, allow: bool, priority: int) -> int:
         return ((_MAX_PRIORITY - priority) * 2 + (not allow)) * _ORDER + line
 
-    def best_plain(self, prefixes: PrefixSet[bytes], codes: array[int], i: int) -> tuple[int, int]:
+    def best_prefix_rule(
+        self, prefixes: PrefixSet[bytes], codes: array[int], i: int
+    ) -> tuple[int, int]:
         """The longest matching prefix is the most specific plain rule: the search stops there."""
         code = codes[i]
         return self.rank(code_line(code), code_allows(code), len(prefixes.items[i])), code

@@ -152,7 +152,7 @@ class RuleIndex:
     from the file on demand.
     """
 
-    __slots__ = ("_codes", "_literals", "_plain", "_strategy", "_wild", "groups")
+    __slots__ = ("_codes", "_literals", "_prefixes", "_strategy", "_wild", "groups")
 
     def __init__(
         self,
@@ -171,7 +171,7 @@ class RuleIndex:
         self._strategy = strategy
         best = strategy.best_per_prefix(allow, disallow)
         prefixes = sorted(best)
-        self._plain = PrefixSet(prefixes)
+        self._prefixes = PrefixSet(prefixes)
         self._codes = array("i", [best[prefix] for prefix in prefixes])
         del best
         self._literals: Literals | None = None
@@ -216,9 +216,9 @@ class RuleIndex:
         """
         best_rank, best = NO_RANK, NO_RULE
         # Normalised: ASCII, as the prefixes.
-        i = self._plain.longest(path.encode()) if self._plain.items else -1
+        i = self._prefixes.longest(path.encode()) if self._prefixes.items else -1
         if i >= 0:
-            best_rank, best = self._strategy.best_plain(self._plain, self._codes, i)
+            best_rank, best = self._strategy.best_prefix_rule(self._prefixes, self._codes, i)
         if self._literals is not None:
             best_rank, best = self._literals.scan(path, best_rank, best)
         if self._wild is not None:

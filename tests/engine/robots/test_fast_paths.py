@@ -84,12 +84,12 @@ def test_most_specific_stops_at_the_longest_prefix_as_the_whole_chain_says(
     rules: list[tuple[str, str]], asked: list[str]
 ) -> None:
     index = plain_file(rules)._index("bot", MOST_SPECIFIC, "token")
-    strategy, prefixes, codes = index._strategy, index._plain, index._codes
+    strategy, prefixes, codes = index._strategy, index._prefixes, index._codes
     for path in asked:
         i = prefixes.longest(path.encode())
         if i >= 0:
-            walked = PrecedenceStrategy.best_plain(strategy, prefixes, codes, i)
-            assert strategy.best_plain(prefixes, codes, i) == walked
+            walked = PrecedenceStrategy.best_prefix_rule(strategy, prefixes, codes, i)
+            assert strategy.best_prefix_rule(prefixes, codes, i) == walked
 
 
 class Recording(RobotsTxt):

@@ -82,7 +82,7 @@ prefix_sets = st.lists(
 
 
 @given(prefixes=prefix_sets, path=st.text(alphabet="/ab", max_size=8), data=st.data())
-def test_the_best_plain_rule_is_the_best_ranked_on_the_chain(
+def test_the_best_prefix_rule_is_the_best_ranked_on_the_chain(
     prefixes: list[bytes], path: str, data: st.DataObject
 ) -> None:
     """A strategy that stops early (most-specific) finds what a walk of the whole chain finds."""
@@ -100,8 +100,8 @@ def test_the_best_plain_rule_is_the_best_ranked_on_the_chain(
             (strategy.rank(code_line(codes[j]), code_allows(codes[j]), len(prefixes[j])), codes[j])
             for j in matching
         )
-        assert strategy.best_plain(plain, codes, i) == expected
-        assert PrecedenceStrategy.best_plain(strategy, plain, codes, i) == expected
+        assert strategy.best_prefix_rule(plain, codes, i) == expected
+        assert PrecedenceStrategy.best_prefix_rule(strategy, plain, codes, i) == expected
 
 
 class LastMatch(PrecedenceStrategy):
