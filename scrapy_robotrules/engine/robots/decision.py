@@ -18,14 +18,9 @@ __all__ = ["ROBOTS_PATH", "Decision", "is_robots_path"]
 ROBOTS_PATH = "/robots.txt"
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class Decision:
-    """Why a URL is allowed or not: the deciding rule, the groups that applied, the mode.
-
-    Made for every request a crawler decides: its ``__init__`` fills the
-    instance's dict at once, where a frozen dataclass's own would set each
-    field through a call of ``object.__setattr__``.
-    """
+    """Why a URL is allowed or not: the deciding rule, the groups that applied, the mode."""
 
     allowed: bool
     rule: Rule | None
@@ -41,31 +36,6 @@ class Decision:
     """What refused a URL the robots.txt rules allow: ``"usage"`` (a usage preference of
     robots.txt) or ``"tdmrep"`` (tdmrep.json); ``""`` when the rules decided. SPEC 7: a
     drop says why, and is counted as what it is, without reading its note."""
-
-    def __init__(  # noqa: PLR0917  (the dataclass's own signature, kept for callers)
-        self,
-        allowed: bool,
-        rule: Rule | None,
-        groups: list[Group],
-        url: str,
-        path: str,
-        agent: str,
-        precedence: Precedence,
-        agent_match: AgentMatch,
-        note: str = "",
-        refused_by: str = "",
-    ) -> None:
-        fields = vars(self)
-        fields["allowed"] = allowed
-        fields["rule"] = rule
-        fields["groups"] = groups
-        fields["url"] = url
-        fields["path"] = path
-        fields["agent"] = agent
-        fields["precedence"] = precedence
-        fields["agent_match"] = agent_match
-        fields["note"] = note
-        fields["refused_by"] = refused_by
 
     @classmethod
     def without_rules(
