@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,21 @@ def test_a_performance_test_says_what_cost_it_bounds_and_is_marked(path: Path) -
     text = path.read_text(encoding="utf-8")
     assert ast.get_docstring(ast.parse(text)), "a module docstring says what cost it bounds"
     assert "\npytestmark = pytest.mark.performance\n" in text
+
+
+IMPORT_PATH_EDIT = re.compile(r"\bsys\.path\s*(\.(insert|append|extend)\b|\[|\+=|=)")
+"""A change of the import path: its ``insert``, ``append``, ``extend``, slices or assignment."""
+
+
+def test_tests_and_benchmarks_import_their_helpers_as_packages() -> None:
+    # ``tests.helpers`` and ``benchmarks`` are packages run from the repository
+    # root: no module reaches for another by editing the import path.
+    root = PACKAGE.parent
+    edits = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("tests", "benchmarks")
+        for path in sorted((root / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if IMPORT_PATH_EDIT.search(line.split("#", 1)[0])
+    ]
+    assert not edits, edits

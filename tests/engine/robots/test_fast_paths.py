@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import sys
 from typing import Any
 from unittest import mock
 
@@ -49,7 +48,6 @@ from scrapy_robotrules.engine.robots.urls import (
     request_path,
     request_path_plain,
 )
-from tests.helpers import REPO_ROOT
 from tests.helpers.differential import (
     ROBOTS_URLS,
     SCALE,
@@ -158,12 +156,9 @@ def test_the_view_of_the_default_mode_is_not_taken_for_another() -> None:
 
 
 def _fast_paths() -> dict[str, Any]:
-    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-    try:
-        module = importlib.import_module("fast_paths")
-    finally:
-        sys.path.remove(str(REPO_ROOT / "benchmarks"))
-    return dict(module.FAST_PATHS)
+    from benchmarks.fast_paths import FAST_PATHS
+
+    return dict(FAST_PATHS)
 
 
 @pytest.mark.parametrize("name", list(_fast_paths()))
