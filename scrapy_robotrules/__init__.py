@@ -88,10 +88,10 @@ _SCRAPY_LAYER = {
     "RobotRulesMiddleware": ".crawl.middleware",
     "RobotRulesSettingError": ".crawl.config.settings",
     "RobotsBodyMiddleware": ".crawl.fetching.bodies",
-    "RobotsTxtForbidden": ".crawl.manager",
-    "RobotsTxtNotFetched": ".crawl.manager",
+    "RobotsTxtForbidden": ".crawl.exceptions",
+    "RobotsTxtNotFetched": ".crawl.exceptions",
     "RobotsTxtPinMismatch": ".crawl.exceptions",
-    "RobotsTxtUnreachable": ".crawl.manager",
+    "RobotsTxtUnreachable": ".crawl.exceptions",
     "UsagePreferencesMiddleware": ".crawl.pages.usage",
     "robotrules_changed": ".crawl.signals",
     "robotrules_fetched": ".crawl.signals",
@@ -102,12 +102,12 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.config.settings import (
         RobotRulesSettingError as RobotRulesSettingError,
     )
+    from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden as RobotsTxtForbidden
+    from scrapy_robotrules.crawl.exceptions import RobotsTxtNotFetched as RobotsTxtNotFetched
     from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch as RobotsTxtPinMismatch
+    from scrapy_robotrules.crawl.exceptions import RobotsTxtUnreachable as RobotsTxtUnreachable
     from scrapy_robotrules.crawl.extension import RobotRulesExtension as RobotRulesExtension
     from scrapy_robotrules.crawl.fetching.bodies import RobotsBodyMiddleware as RobotsBodyMiddleware
-    from scrapy_robotrules.crawl.manager import RobotsTxtForbidden as RobotsTxtForbidden
-    from scrapy_robotrules.crawl.manager import RobotsTxtNotFetched as RobotsTxtNotFetched
-    from scrapy_robotrules.crawl.manager import RobotsTxtUnreachable as RobotsTxtUnreachable
     from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware as RobotRulesMiddleware
     from scrapy_robotrules.crawl.pages.directive_middleware import (
         PageDirectivesMiddleware as PageDirectivesMiddleware,

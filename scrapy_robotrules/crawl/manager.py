@@ -48,12 +48,10 @@ from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, crawl_conf
 from scrapy_robotrules.crawl.deciding.reuse import Carrier, Decisions
 from scrapy_robotrules.crawl.deciding.verdicts import Verdicts
 from scrapy_robotrules.crawl.exceptions import (
-    DropReason,
-    RobotsTxtForbidden,
     RobotsTxtNotFetched,
     RobotsTxtUnreachable,
 )
-from scrapy_robotrules.crawl.fetching.download import ROBOTS_PRIORITY, Downloader
+from scrapy_robotrules.crawl.fetching.download import Downloader
 from scrapy_robotrules.crawl.fetching.entries import Entries
 from scrapy_robotrules.crawl.fetching.fetches import Fetches
 from scrapy_robotrules.crawl.fetching.leases import Leases
@@ -63,12 +61,8 @@ from scrapy_robotrules.crawl.holding.parking import Parking
 from scrapy_robotrules.crawl.pacing.politeness import Politeness
 from scrapy_robotrules.crawl.pacing.slotwait import SlotWait
 from scrapy_robotrules.crawl.reporting.audit import AuditTrail
-from scrapy_robotrules.crawl.reporting.reporter import STATS_PREFIX, Reporter
+from scrapy_robotrules.crawl.reporting.reporter import Reporter
 from scrapy_robotrules.crawl.requestmeta import (
-    AGAIN,
-    DECIDED,
-    OFFERED,
-    PARKED,
     RULES,
     STALE,
     Carried,
@@ -89,19 +83,7 @@ if TYPE_CHECKING:
 
     from scrapy_robotrules.engine.stores import Entry
 
-__all__ = [
-    "AGAIN",
-    "DECIDED",
-    "OFFERED",
-    "PARKED",
-    "ROBOTS_PRIORITY",
-    "STATS_PREFIX",
-    "DropReason",
-    "RobotsManager",
-    "RobotsTxtForbidden",
-    "RobotsTxtNotFetched",
-    "RobotsTxtUnreachable",
-]
+__all__ = ["RobotsManager"]
 
 _UNCHECKED_SCHEMES = ("data", "file")
 ANSWERS = 4096

@@ -16,7 +16,8 @@ from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
 from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtUnreachable
+from scrapy_robotrules.crawl.exceptions import RobotsTxtUnreachable
+from scrapy_robotrules.crawl.manager import RobotsManager
 from tests.helpers.crawling import (
     SCRAPY_VERSION,
     CrawlResult,

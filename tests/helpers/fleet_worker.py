@@ -33,7 +33,8 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.spiders import RedisMixin
 from twisted.internet.task import LoopingCall
 
-from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtForbidden
+from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden
+from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.requestmeta import origin_for
 from tests.helpers.crawling import RecordingSpider
 

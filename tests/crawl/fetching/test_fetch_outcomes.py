@@ -9,7 +9,8 @@ import socket
 
 import pytest
 
-from scrapy_robotrules.crawl.manager import RobotsManager, RobotsTxtUnreachable
+from scrapy_robotrules.crawl.exceptions import RobotsTxtUnreachable
+from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.signals import robotrules_fetched
 from tests.helpers.crawling import (
     RecordingSpider,
