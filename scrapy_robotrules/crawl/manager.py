@@ -7,7 +7,8 @@ coordinates single-job parts, which return values and never call back up: per-or
 state (:mod:`.origins`), when to fetch (:mod:`.fetches`), downloads with redirects
 (:mod:`.download`), what a fetch means (:mod:`.entries`), fleet leases (:mod:`.leases`),
 politeness (:mod:`.politeness`), parking (:mod:`.parking`), reporting (:mod:`.reporting`),
-what a request carries (:mod:`.carried`) and the exceptions (:mod:`.exceptions`).
+what a request carries (:mod:`.requestmeta`), whether a carried decision
+still holds (:mod:`.reuse`) and the exceptions (:mod:`.exceptions`).
 
 Per origin (scheme, host, port) at most one fetch runs at a time; requests
 that need its rules wait on it. After a fetch:
@@ -24,7 +25,7 @@ that need its rules wait on it. After a fetch:
   until a fetch succeeds.
 
 A request is decided once: its decision carries the generation of its rules
-(:mod:`.carried`) and holds while they do; a URL offered again takes it too.
+(:mod:`.requestmeta`) and holds while they do; a URL offered again takes it too.
 The time of day (fetched when, fresh until, unreachable since) is read from
 ``self.db.clock`` alone; timers run on the loop's clock.
 """
@@ -133,7 +134,7 @@ class RobotsManager:
                 self.fleet, self.owner, config.lease, lambda: compat.crawl_closing(crawler)
             )
         self.policies = SitePolicies.from_settings(crawler.settings)
-        """``ROBOTRULES_POLICIES`` (policy.py): per-site changes to how robots.txt is obeyed."""
+        """``ROBOTRULES_POLICIES`` (:mod:`.policy_lookup`): how robots.txt is obeyed, per site."""
         self.audit = AuditTrail.from_config(
             crawler, operator, db=self.db, report=self.report, policies=self.policies
         )
@@ -267,7 +268,7 @@ class RobotsManager:
         fetch is started then. Not for a request the stale rules decided
         while they were fetched again (:data:`.STALE`, SPEC 8), nor for
         /robots.txt itself, nor for an origin a site policy decides without
-        its file (policy.py).
+        its file (:mod:`.policy_lookup`).
         """
         url = request.url
         if request.meta.get(STALE) == url:
@@ -339,11 +340,11 @@ class RobotsManager:
             decision = self.answers.get(url, entry, agent)
             if decision is None:
                 asked, precedence, match = agent, db.precedence, db.agent_match
-                if policy is not None:  # policy.py: another agent, precedence, matching
+                if policy is not None:  # a site policy: another agent, precedence, matching
                     asked, precedence, match = policy.choose(agent, precedence, match)
                 decision = entry.explain(url, asked, precedence, match)
                 skipped = self.politeness.skipped.get(origin)
-                if skipped is not None or policy is not None:  # policy.py
+                if skipped is not None or policy is not None:  # a site policy
                     decision = adjusted(decision, policy, skipped)
                 # --- usage preferences (usage.py): a purpose robots.txt refuses drops it.
                 if self.config.purposes and decision.allowed and entry.robots is not None:
@@ -351,7 +352,7 @@ class RobotsManager:
                 again = self._carries_answers and decision.allowed and agent is self.db.agent
                 self.answers.put(url, origin, entry, agent, decision, again=again)
             tdm_at = None
-            if self.tdmrep is not None and decision.allowed:  # tdmrepfetch.py
+            if self.tdmrep is not None and decision.allowed:  # tdmrep_files
                 tdm = self.tdmrep.entry(origin)
                 if tdm is None or not tdm.is_fresh(now):
                     self.fetches.start(self.origins.state(origin, request), request, robots=False)

@@ -166,7 +166,7 @@ class Downloader:
             # Only the first ROBOTRULES_MAX_SIZE bytes are read: a body sent
             # far larger than that is refused early, before it fills memory,
             # and counts as unreachable. A compressed one is unpacked here,
-            # only as far as it is read (content_coding).
+            # only as far as it is read (bodies).
             "download_maxsize": self.maxsize if maxsize is None else maxsize,
             ROBOTS_META: True,
         }

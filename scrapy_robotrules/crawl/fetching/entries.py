@@ -62,7 +62,7 @@ class Entries:
         """Per-site policies (site policies): a policy's ``unauthorized`` replaces the project's."""
 
     def store(self, state: OriginState, fetched: Fetched) -> Entry:
-        """Record what the fetch means for the origin (fetch_policy decides)."""
+        """Record what the fetch means for the origin (:mod:`.fetch_outcomes` decides)."""
         response = fetched.response
         if response is None:
             error = fetched.error

@@ -4,7 +4,7 @@ Only a crawl that declares ``tdm`` in ``ROBOTRULES_PURPOSES`` fetches it
 (no extra request otherwise). The manager fetches an origin's
 ``/.well-known/tdmrep.json`` right after its robots.txt, in the same fetch
 (same places, same redirects, same engine path), and its requests wait for
-both. What a fetch means, per :mod:`.fetch_policy` where it fits:
+both. What a fetch means, per :mod:`.fetch_outcomes` where it fits:
 
 - 2xx: the file's rules (:class:`~.tdmrep.TdmRep`); a broken file (not
   JSON, not an array) has none: no reservation, one WARNING per fetch;
