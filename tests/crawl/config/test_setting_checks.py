@@ -35,6 +35,7 @@ from tests.helpers.crawling import (
     with_custom_settings,
 )
 from tests.helpers.mockserver import MockServer, install_loopback_dns
+from tests.helpers.projects import crawl_script, demo_project, run_in
 from tests.helpers.variants import OURS
 
 CRAWL_TESTS = True
@@ -90,49 +91,6 @@ BAD = [
 ]
 IDS = [f"{name}={str(value)[:20]}" for name, value, _ in BAD]
 
-SPIDER = """
-import scrapy
-
-
-class Demo(scrapy.Spider):
-    name = "demo"
-    start_urls = ["data:,hello"]
-
-    def parse(self, response):
-        pass
-"""
-
-SCRIPT = """
-from scrapy.crawler import CrawlerProcess
-
-from tp.spiders.demo import Demo  # the project beside this script
-
-process = CrawlerProcess({settings!r})
-process.crawl(Demo)
-process.start()
-"""
-
-
-def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        args, cwd=cwd, env=environment, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-def _project(directory: Path) -> Path:
-    (directory / "scrapy.cfg").write_text("[settings]\ndefault = tp.settings\n")
-    spiders = directory / "tp" / "spiders"
-    spiders.mkdir(parents=True)
-    (directory / "tp" / "__init__.py").write_text("")
-    (spiders / "__init__.py").write_text("")
-    (directory / "tp" / "settings.py").write_text(
-        'SPIDER_MODULES = ["tp.spiders"]\nROBOTSTXT_OBEY = True\n'
-        'ADDONS = {"scrapy_robotrules.Addon": 0}\nTELNETCONSOLE_ENABLED = False\n'
-    )
-    (spiders / "demo.py").write_text(SPIDER)
-    return spiders
-
 
 def _one_line(done: subprocess.CompletedProcess[str], message: str) -> None:
     assert done.returncode == 1, done.stderr[-3000:]
@@ -146,11 +104,9 @@ def _one_line(done: subprocess.CompletedProcess[str], message: str) -> None:
 def test_a_crawler_process_script_ends_with_one_line_naming_the_setting(
     tmp_path: Path, name: str, value: object, message: str
 ) -> None:
-    _project(tmp_path)
-    script = tmp_path / "run.py"
-    settings = {**ADDON, "TELNETCONSOLE_ENABLED": False, name: value}
-    script.write_text(SCRIPT.format(settings=settings))
-    _one_line(_run([sys.executable, str(script)], tmp_path), message)
+    demo_project(tmp_path)
+    script = crawl_script(tmp_path, {**ADDON, "TELNETCONSOLE_ENABLED": False, name: value})
+    _one_line(run_in(tmp_path, [sys.executable, str(script)]), message)
 
 
 @pytest.mark.parametrize(
@@ -161,9 +117,9 @@ def test_a_crawler_process_script_ends_with_one_line_naming_the_setting(
 def test_scrapy_crawl_with_a_bad_setting_ends_with_one_line(
     tmp_path: Path, name: str, value: str, message: str
 ) -> None:
-    _project(tmp_path)
-    done = _run(
-        [sys.executable, "-m", "scrapy.cmdline", "crawl", "demo", "-s", f"{name}={value}"], tmp_path
+    demo_project(tmp_path)
+    done = run_in(
+        tmp_path, [sys.executable, "-m", "scrapy.cmdline", "crawl", "demo", "-s", f"{name}={value}"]
     )
     _one_line(done, message)
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,6 @@ from scrapy_robotrules.crawl.config.settings import (
     RobotRulesSettingError,
 )
 from scrapy_robotrules.engine.robots.hostile.automata import automata, set_automaton_bytes
-from tests.helpers import REPO_ROOT as ROOT
 from tests.helpers.crawling import (
     BASE_SETTINGS,
     RecordingSpider,
@@ -34,6 +31,7 @@ from tests.helpers.crawling import (
     run_spider,
 )
 from tests.helpers.mockserver import MockServer, Reply, install_loopback_dns
+from tests.helpers.projects import crawl_script, demo_project, run_in
 from tests.helpers.variants import OURS
 
 CRAWL_TESTS = True
@@ -325,51 +323,6 @@ class _Records(logging.Handler):
         self.records.append(record)
 
 
-SPIDER = """
-import scrapy
-
-
-class Demo(scrapy.Spider):
-    name = "demo"
-    start_urls = ["data:,hello"]
-    custom_settings = {custom}
-
-    def parse(self, response):
-        pass
-"""
-
-SCRIPT = """
-from scrapy.crawler import {process}
-
-from tp.spiders.demo import Demo  # the project beside this script
-
-process = {process}({settings!r})
-process.crawl(Demo)
-process.start()
-"""
-
-
-def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        args, cwd=cwd, env=environment, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-def _project(directory: Path, custom: dict[str, Any]) -> Path:
-    (directory / "scrapy.cfg").write_text("[settings]\ndefault = tp.settings\n")
-    package = directory / "tp"
-    (package / "spiders").mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "spiders" / "__init__.py").write_text("")
-    (package / "settings.py").write_text(
-        'SPIDER_MODULES = ["tp.spiders"]\nROBOTSTXT_OBEY = True\n'
-        'ADDONS = {"scrapy_robotrules.Addon": 0}\nTELNETCONSOLE_ENABLED = False\n'
-    )
-    (package / "spiders" / "demo.py").write_text(SPIDER.format(custom=repr(custom)))
-    return package / "spiders"
-
-
 ASYNC_PROCESS = hasattr(scrapy.crawler, "AsyncCrawlerProcess")
 """Scrapy 2.14+: ``scrapy crawl`` runs an AsyncCrawlerProcess (before, a Deferred-based one)."""
 
@@ -387,8 +340,8 @@ LEASE_ERROR = "ROBOTRULES_LEASE must be a number of seconds, more than 0 and at 
 def test_scrapy_crawl_with_a_bad_setting_exits_non_zero_with_one_clear_line(
     tmp_path: Path, options: list[str], custom: dict[str, Any]
 ) -> None:
-    _project(tmp_path, custom)
-    done = _run([sys.executable, "-m", "scrapy.cmdline", "crawl", "demo", *options], tmp_path)
+    demo_project(tmp_path, custom)
+    done = run_in(tmp_path, [sys.executable, "-m", "scrapy.cmdline", "crawl", "demo", *options])
     assert done.returncode != 0
     errors = [line for line in done.stderr.splitlines() if LEASE_ERROR in line]
     assert errors, done.stderr
@@ -411,15 +364,14 @@ def test_a_crawler_process_script_with_a_bad_setting_exits_non_zero_with_one_lin
 ) -> None:
     if not hasattr(scrapy.crawler, process):
         pytest.skip(f"no {process} in Scrapy {scrapy.__version__}")
-    _project(tmp_path, {})
+    demo_project(tmp_path, {})
     settings = {
         "ROBOTSTXT_OBEY": True,
         "ADDONS": {"scrapy_robotrules.Addon": 0},
         "ROBOTRULES_MAX_AGE": 1e300,
     }
-    script = tmp_path / "run.py"
-    script.write_text(SCRIPT.format(process=process, settings=settings))
-    done = _run([sys.executable, str(script)], tmp_path)
+    script = crawl_script(tmp_path, settings, process)
+    done = run_in(tmp_path, [sys.executable, str(script)])
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "scrapy-robotrules: ROBOTRULES_MAX_AGE must be a number of seconds,"
