@@ -71,12 +71,15 @@ def worker(argv: Sequence[str]) -> int:
 
 
 def counted(
-    args: Sequence[str], out: Path, timeout: float, cache_sim: bool
+    args: Sequence[str], out: Path, timeout: float, cache_sim: bool, script: str = __file__
 ) -> tuple[dict[str, int] | None, dict[str, Any], str]:
-    """Run this script's worker under callgrind: (its event totals, the worker's answer, errors)."""
+    """Run ``script``'s worker (this one's by default) under callgrind.
+
+    Returns its event totals, the worker's answer, and what went wrong if anything did.
+    """
     simulate = ["--cache-sim=yes", "--branch-sim=yes"] if cache_sim else []
     callgrind = ["valgrind", "--tool=callgrind", *simulate, f"--callgrind-out-file={out}"]
-    answer, err = run_worker(__file__, args, timeout, under=callgrind)
+    answer, err = run_worker(script, args, timeout, under=callgrind)
     if answer is None:
         return None, {}, err
     totals = events(out.read_text(encoding="utf-8", errors="replace")) if out.exists() else None

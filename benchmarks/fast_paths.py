@@ -54,9 +54,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from benchmarks import cpu_instructions
 from benchmarks._common import environment, finish, progress, render_table
-from benchmarks._crawler import run_worker
-from benchmarks.cpu_instructions import events
 
 CORPUS = "corpus"
 AS_IS = "as is"
@@ -353,14 +352,8 @@ def worker(argv: Sequence[str]) -> int:
 
 def counted(args: Sequence[str], out: Path, timeout: float) -> tuple[int | None, str]:
     """Instructions of this script's worker run with ``args`` under callgrind (or why not)."""
-    callgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-    answer, err = run_worker(__file__, args, timeout, under=callgrind)
-    if answer is None:
-        return None, err
-    totals = events(out.read_text(encoding="utf-8", errors="replace")) if out.exists() else None
-    if totals is None:
-        return None, f"no totals in callgrind's output file\n{err}"
-    return totals["Ir"], ""
+    totals, _, err = cpu_instructions.counted(args, out, timeout, cache_sim=False, script=__file__)
+    return (None, err) if totals is None else (totals["Ir"], "")
 
 
 def jobs_for(args: argparse.Namespace) -> list[tuple[str, str]]:
