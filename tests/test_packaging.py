@@ -1,4 +1,4 @@
-"""The package on its own: what the sdist and the wheel hold, and tox.ini mirroring .ci/run.
+"""The package on its own: the sdist and the wheel, tox.ini mirroring .ci/run, pinned checks.
 
 The sdist is the repository a contributor needs (the tests with their
 helpers and data, the example project, the benchmarks, .ci/), so the
@@ -160,3 +160,28 @@ def test_toxs_oldest_scrapy_is_setup_cfgs_floor() -> None:
     setup.read(ROOT / "setup.cfg", encoding="utf-8")
     (floor,) = re.findall(r"^scrapy>=([\d.]+)$", setup["options"]["install_requires"], re.MULTILINE)
     assert _tox()["testenv:py310-oldest-scrapy"]["deps"].split() == [f"scrapy=={floor}"]
+
+
+def _static_pins() -> dict[str, str]:
+    """The static checks' tools and their versions, from .ci/static-requirements.txt."""
+    text = (ROOT / ".ci" / "static-requirements.txt").read_text(encoding="utf-8")
+    lines = [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
+    pins = dict(line.split("==") for line in lines)
+    assert len(pins) == len(lines), f"every tool is pinned with ==: {lines}"
+    return pins
+
+
+def test_the_static_checks_are_a_ci_step_of_their_own_with_pinned_tools() -> None:
+    assert set(_static_pins()) == {"mypy", "ruff"}
+    assert re.search(r"^timed bash \.ci/static \.venv$", _ci_run(), re.MULTILINE)
+    static = (ROOT / ".ci" / "static").read_text(encoding="utf-8")
+    assert "-r .ci/static-requirements.txt" in static
+    for check in ("ruff check .", "ruff format --check .", "mypy\n"):
+        assert f"-m {check}" in static
+    assert "bash .ci/static" in _tox()["testenv:static"]["commands"]
+
+
+def test_pre_commits_ruff_is_the_one_ci_pins() -> None:
+    config = (ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    (rev,) = re.findall(r"ruff-pre-commit\n\s+rev: v(\S+)", config)
+    assert rev == _static_pins()["ruff"]
