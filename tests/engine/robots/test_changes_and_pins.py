@@ -97,8 +97,17 @@ def test_a_key_names_no_other_origin_than_its_own() -> None:
         ({"http://pina-1.test:80": A, "http://pina-1.test": B}, "names 'http://pina-1.test' twice"),
         ({"bücher-3.test": A, "xn--bcher-3-n2a.test": B}, "names 'xn--bcher-3-n2a.test' twice"),
     ],
-    ids=["port", "wildcard", "labels", "long", "long-idna", "credentials", "host-credentials",
-         "same-origin", "same-host"],
+    ids=[
+        "port",
+        "wildcard",
+        "labels",
+        "long",
+        "long-idna",
+        "credentials",
+        "host-credentials",
+        "same-origin",
+        "same-host",
+    ],
 )
 def test_a_key_that_names_no_origin_of_its_own_is_refused(value: object, message: str) -> None:
     with pytest.raises(PinError) as raised:

@@ -119,7 +119,6 @@ class TestStoreUrls:
     def test_urls_without_credentials_are_shown_as_they_are(self, url: str) -> None:
         assert redact_url(url) == url
 
-
     @pytest.mark.parametrize(
         ("form", "shown"),
         [
