@@ -29,7 +29,7 @@ from pydispatch.dispatcher import getAllReceivers  # type: ignore[import-untyped
 from scrapy import signals as scrapy_signals
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.defer import maybe_deferred_to_future
-from scrapy.utils.misc import load_object
+from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ __all__ = [
     "engine",
     "extra_download_place",
     "failing_start",
+    "feed_storage",
     "guard_crawl",
     "in_thread",
     "judge_spider_output",
@@ -437,6 +438,29 @@ def extra_download_place(running: Downloader | None) -> Iterator[None]:
     finally:
         if limited:
             running.total_concurrency -= 1  # type: ignore[union-attr]
+
+
+class _SettingsOnly:
+    """A crawler as a feed storage's ``from_crawler`` reads it when built: its settings."""
+
+    def __init__(self, settings: BaseSettings) -> None:
+        self.settings = settings
+
+
+def feed_storage(storage: type[Any], settings: BaseSettings, uri: str) -> object | None:
+    """``storage`` built for ``uri`` from ``settings`` alone, before there is a crawler.
+
+    Scrapy's own storages (file, stdout, s3, gs, ftp) read only the
+    crawler's settings when built, and refuse there what they cannot do
+    (``NotConfigured`` without boto3), as ``FeedExporter`` finds when it
+    builds them; their exception goes to the caller. ``None``: the storage
+    wants more of a crawler than its settings, and is left to the crawl.
+    """
+    try:
+        built: object = build_from_crawler(storage, cast("Crawler", _SettingsOnly(settings)), uri)
+    except AttributeError:
+        return None
+    return built
 
 
 def component_priority(settings: BaseSettings, name: str, cls: type) -> int | None:

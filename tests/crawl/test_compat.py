@@ -538,6 +538,32 @@ def test_the_priority_of_a_component_merges_the_project_over_the_base(
         assert scrapys == ([expected] if expected is not None else [])
 
 
+class _WantsStats:
+    """A feed storage that reads more of its crawler than the settings when built."""
+
+    def __init__(self, uri: str, stats: object) -> None:
+        self.uri = uri
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, uri: str) -> _WantsStats:
+        return cls(uri, crawler.stats)
+
+
+def test_a_feed_storage_is_built_from_the_settings_as_feedexporter_builds_it() -> None:
+    from scrapy.extensions.feedexport import FTPFeedStorage, S3FeedStorage
+
+    settings = Settings({"FEED_STORAGE_FTP_ACTIVE": True})
+    ftp = compat.feed_storage(FTPFeedStorage, settings, "ftp://bob:pw@host/audit.jsonl")
+    assert isinstance(ftp, FTPFeedStorage)
+    assert ftp.use_active_mode  # read from the settings, as from a crawler's
+    assert compat.feed_storage(_WantsStats, settings, "x://y") is None  # left to the crawl
+    try:
+        import boto3  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+    except ImportError:
+        with pytest.raises(scrapy.exceptions.NotConfigured, match="missing boto3"):
+            compat.feed_storage(S3FeedStorage, settings, "s3://bucket/audit.jsonl")
+
+
 def test_robots_parsed_is_scrapys_own_signal_where_it_has_one() -> None:
     """Scrapy 2.18 added ``robots_parsed``; before, the manager sends none (and does not fail)."""
     assert compat.ROBOTS_PARSED is getattr(scrapy.signals, "robots_parsed", None)

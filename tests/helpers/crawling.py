@@ -106,6 +106,34 @@ def with_custom_settings(settings: dict[str, Any], spider: type[SpiderT]) -> typ
     )
 
 
+class ThroughProxy:
+    """A downloader middleware: every request is sent to the proxy ``TESTS_PROXY`` names.
+
+    The mock server answers as a proxy to its own sites (absolute-form
+    request targets), so a URL on the default port (``http://a.test/``, the
+    origin ``http://a.test``) reaches it: see :func:`through_proxy`.
+    """
+
+    def __init__(self, proxy: str) -> None:
+        self.proxy = proxy
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ThroughProxy:
+        return cls(crawler.settings["TESTS_PROXY"])
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        request.meta.setdefault("proxy", self.proxy)
+
+
+def through_proxy(mockserver: MockServer) -> dict[str, Any]:
+    """Settings under which every request (robots.txt too) reaches ``mockserver`` as a proxy."""
+    return {
+        "HTTPPROXY_ENABLED": True,
+        "TESTS_PROXY": f"http://127.0.0.1:{mockserver.port}",
+        "DOWNLOADER_MIDDLEWARES": {f"{ThroughProxy.__module__}.ThroughProxy": 700},
+    }
+
+
 @dataclass
 class CrawlResult(Generic[SpiderT]):
     """Everything a test may want to assert on after a crawl."""

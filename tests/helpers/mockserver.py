@@ -229,14 +229,15 @@ class MockServer(Resource):
 
     def render(self, request: _WebRequest) -> int:
         host = request.getRequestHostname().decode("ascii", "replace").lower()
-        path = request.uri.decode("ascii", "replace")
+        path = _origin_form(request.uri).decode("ascii", "replace")
         user_agent = (request.getHeader(b"user-agent") or b"").decode("latin-1")
         record = RequestRecord(host, path, time.monotonic(), user_agent)
         self.requests.append(record)
         for listener in list(self.listeners):
             listener(record)
         site = self._sites[host]
-        reply = site.next_robots() if request.path == b"/robots.txt" else site.page(host, path)
+        robots = path.partition("?")[0] == "/robots.txt"
+        reply = site.next_robots() if robots else site.page(host, path)
 
         if reply.hang:
             self._held_at[request] = (host, path)
@@ -305,6 +306,19 @@ class LoopbackResolver:
         if name.lower().rstrip(".").rpartition(".")[2] == "invalid":
             return defer.fail(DNSLookupError(f"{name!r} is under .invalid"))
         return defer.succeed("127.0.0.1")
+
+
+def _origin_form(target: bytes) -> bytes:
+    """A request target as a server reads it: ``/path?query``.
+
+    A client sends a proxy the absolute form (``http://host/path``, RFC 9112
+    3.2.2): the server answers as a proxy to its own sites too, so that a
+    crawl reaches a URL on the default port (``meta["proxy"]``, see
+    :func:`tests.helpers.crawling.through_proxy`).
+    """
+    if target[:1] == b"/":
+        return target
+    return b"/" + target.partition(b"://")[2].partition(b"/")[2]
 
 
 def install_loopback_dns() -> None:

@@ -5,8 +5,9 @@ Each reader returns the value in the type the crawl layer uses, or raises
 number has a range (given by :mod:`.config.table`): a value far outside it
 (a lease of ``1e300`` seconds) would pass a "positive number" check and
 then break every call to a shared store. What a reader can find out without
-side effects it finds before the crawl: an audit path that is a directory,
-a store URL redis-py refuses.
+side effects it finds before the crawl: an audit path that is a directory
+or a file that cannot be opened for appending, a feed storage that refuses
+to be built, a store URL redis-py refuses.
 
 SPEC 5 and 8 (the modes and the fetch policy's limits the settings choose).
 """
@@ -22,10 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from scrapy.utils.misc import load_object
 from scrapy.utils.python import without_none_values
 from w3lib.url import file_uri_to_path
 
-from scrapy_robotrules.engine.operator_tools.audit_trail import url_without_credentials
+from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.engine.operator_tools.audit_trail import (
+    text_without_credentials,
+    url_without_credentials,
+)
 from scrapy_robotrules.engine.operator_tools.pins import PinError, Pins, parse_pins
 from scrapy_robotrules.engine.operator_tools.site_policies import (
     DELAY_ACTIONS,
@@ -256,10 +262,13 @@ def _scheme(uri: str) -> str:
 def as_audit(name: str, value: object, settings: BaseSettings) -> str | None:
     """Where the audit trail goes: a path or a feed storage URI; ``None``: nowhere.
 
-    A local file must be one the crawl can append to: a directory, a path
-    through a file, or a directory without write permission is refused
-    before the crawl (nothing is created yet: Scrapy's file storage makes
-    the missing directories when the crawl opens it).
+    Refused before the crawl, as the crawl's own open would refuse it: a
+    local file the crawl cannot append to (a directory, a path through a
+    file, a directory without write permission, an existing file that does
+    not open for appending, as files of ``/proc`` and ``/sys`` do not even
+    for root); a URI whose feed storage will not be built (``s3://``
+    without boto3). Nothing is created or written yet: Scrapy's file
+    storage makes the missing directories when the crawl opens it.
     """
     if value is None or value == "":
         return None
@@ -268,16 +277,17 @@ def as_audit(name: str, value: object, settings: BaseSettings) -> str | None:
     if not isinstance(value, str) or not value.strip():
         raise invalid(name, "a path or a feed storage URI", type(value).__name__)
     uri = value.strip()
-    storage_class(settings, uri)
+    storage = storage_class(settings, uri)
     scheme = _scheme(uri)
     if scheme in ("", "file"):
         path = Path(file_uri_to_path(uri) if scheme == "file" else uri)
         problem = _unwritable(path)
-        if problem is not None:
-            raise RobotRulesSettingError(
-                f"{name}: cannot write the audit trail to {url_without_credentials(uri)!r}"
-                f" ({problem})"
-            )
+    else:
+        problem = _unbuilt(storage, settings, uri)
+    if problem is not None:
+        raise RobotRulesSettingError(
+            f"{name}: cannot write the audit trail to {url_without_credentials(uri)!r} ({problem})"
+        )
     return uri
 
 
@@ -285,7 +295,9 @@ def _unwritable(path: Path) -> str | None:
     """Why the crawl could not append to the file ``path``, or ``None``."""
     if path.is_dir():
         return "a directory; give the path of a file"
-    if path.exists():
+    if path.is_file():
+        return _not_appendable(path)
+    if path.exists():  # a FIFO or a device: opening a FIFO would wait for its reader
         return None if os.access(path, os.W_OK) else "the file is not writable"
     parent = path.absolute().parent
     while not parent.exists() and parent != parent.parent:
@@ -294,6 +306,32 @@ def _unwritable(path: Path) -> str | None:
         return f"{str(parent)!r} is not a directory"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"no permission to create files in {str(parent)!r}"
+    return None
+
+
+def _not_appendable(path: Path) -> str | None:
+    """Why the existing file ``path`` does not open for appending, or ``None``.
+
+    Opened as the file storage opens it (``open(path, "ab")``; it exists, so
+    nothing is created) and closed unwritten: ``os.access`` says yes to root
+    for a file the kernel will not open so (``/proc/version`` cannot seek to
+    its end, ``/sys/kernel/notes`` refuses any writer).
+    """
+    try:
+        with path.open("ab"):
+            pass
+    except OSError as exc:
+        return f"it does not open for appending: {exc.strerror or type(exc).__name__}"
+    return None
+
+
+def _unbuilt(storage: str | type[Any], settings: BaseSettings, uri: str) -> str | None:
+    """Why the feed storage for ``uri`` refuses to be built, or ``None``."""
+    try:
+        compat.feed_storage(load_object(storage), settings, uri)
+    except Exception as exc:  # NotConfigured (a missing library), a bad URI, a bad class path
+        why = redact_url(uri, text_without_credentials(str(exc)))
+        return f"{type(exc).__name__}: {why}" if why else type(exc).__name__
     return None
 
 

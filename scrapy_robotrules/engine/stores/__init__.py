@@ -60,7 +60,7 @@ def open_backend(url: str, *, timeout: float = 1.0) -> Backend:
     if kind == "sqlite":
         from scrapy_robotrules.engine.stores.sqlite import SQLiteBackend
 
-        return SQLiteBackend(sqlite_path(url), timeout=timeout)
+        return SQLiteBackend(sqlite_path(url), timeout=timeout, name=redact_url(url))
     if kind == "redis":
         from scrapy_robotrules.engine.stores.redis import RedisBackend
 

@@ -63,13 +63,23 @@ def _prepare(db: sqlite3.Connection) -> None:
 
 
 class SQLiteBackend:
-    """Records, leases and paces in the SQLite file at ``path`` (created if missing)."""
+    """Records, leases and paces in the SQLite file at ``path`` (created if missing).
+
+    ``name`` is how log lines and errors show the store: the ``ROBOTRULES_STORE``
+    value as written (``open_backend`` gives it, its password masked), else
+    ``sqlite:`` and the path.
+    """
 
     def __init__(
-        self, path: str, *, timeout: float = 1.0, clock: Callable[[], float] = time.time
+        self,
+        path: str,
+        *,
+        timeout: float = 1.0,
+        clock: Callable[[], float] = time.time,
+        name: str | None = None,
     ) -> None:
         self.path = path
-        self.name = f"sqlite:{path}"
+        self.name = name if name is not None else f"sqlite:{path}"
         self.timeout = timeout
         self.clock = clock
         self._saves = 0

@@ -11,6 +11,8 @@ ERROR line.
 from __future__ import annotations
 
 import ast
+import importlib.util
+import json
 import logging
 import os
 import re
@@ -43,6 +45,7 @@ CRAWL_TESTS = True
 PACKAGE = Path(scrapy_robotrules.__file__).resolve().parent
 ADDON = {"ROBOTSTXT_OBEY": True, "ADDONS": {"scrapy_robotrules.Addon": 0}}
 SECRET = "s3cret"
+PIN = "0" * 64
 
 # The bad values the checks are asked about: (setting, value, what the line says).
 BAD = [
@@ -66,6 +69,50 @@ BAD = [
         "ROBOTRULES_PINNED: 'https://example.com/robots.txt' is neither a host",
     ),
     ("ROBOTRULES_AUDIT", "/", "ROBOTRULES_AUDIT: cannot write the audit trail to '/' (a directory"),
+    # A pin key that names no origin of its own (SPEC 8: it would pin nothing).
+    (
+        "ROBOTRULES_PINNED",
+        json.dumps({"http://x.test:99999": PIN}),
+        "ROBOTRULES_PINNED: 'http://x.test:99999' names no origin (Port out of range 0-65535)",
+    ),
+    (
+        "ROBOTRULES_PINNED",
+        json.dumps({"*.x.test": PIN}),
+        "ROBOTRULES_PINNED: '*.x.test' names no origin (a host name is labels of",
+    ),
+    (
+        "ROBOTRULES_PINNED",
+        {"x" * 100_000 + ".test": PIN},
+        "ROBOTRULES_PINNED: 'xxxxxxxxxx",
+    ),
+    (
+        "ROBOTRULES_PINNED",
+        json.dumps({f"http://u:{SECRET}@x.test": PIN}),
+        "ROBOTRULES_PINNED: 'http://***@x.test' names credentials",
+    ),
+    # An audit target the system refuses, though a permission check passes it (for root).
+    (
+        "ROBOTRULES_AUDIT",
+        "/proc/version",
+        "ROBOTRULES_AUDIT: cannot write the audit trail to '/proc/version' (it does not open",
+    ),
+    (
+        "ROBOTRULES_AUDIT",
+        "/sys/kernel/notes",
+        "ROBOTRULES_AUDIT: cannot write the audit trail to '/sys/kernel/notes' (it does not open",
+    ),
+    *(
+        [
+            (
+                "ROBOTRULES_AUDIT",
+                f"s3://AKIA:{SECRET}@bucket/audit.jsonl",
+                "ROBOTRULES_AUDIT: cannot write the audit trail to 's3://bucket/audit.jsonl'"
+                " (NotConfigured: missing boto3 library)",
+            )
+        ]
+        if importlib.util.find_spec("boto3") is None
+        else []
+    ),
     (
         "ROBOTRULES_STORE",
         f"redis://:{SECRET}@localhost:6379/0?socket_timeout=abc",
@@ -96,6 +143,7 @@ def _one_line(done: subprocess.CompletedProcess[str], message: str) -> None:
     assert done.returncode == 1, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     assert SECRET not in done.stderr
+    assert SECRET not in done.stdout
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"scrapy-robotrules: {message}"), line
 

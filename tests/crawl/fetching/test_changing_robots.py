@@ -28,6 +28,7 @@ from tests.helpers.crawling import (
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
+    through_proxy,
     until,
 )
 from tests.helpers.mockserver import MockServer, Reply
@@ -195,6 +196,37 @@ async def test_a_pinned_site_whose_file_differs_is_held_then_dropped(
     assert live in warning
     [dropping] = result.messages("dropping 2 requests", logging.WARNING)
     assert "robots.txt differs from its pin" in dropping
+
+
+@pytest.mark.parametrize(
+    ("key", "host", "port"),
+    [
+        ("http://pina-1.test:80", "pina-1.test", False),  # the default port, written
+        ("http://pina-2.test:080", "pina-2.test", False),  # with a leading zero
+        ("bücher-3.test", "xn--bcher-3-n2a.test", True),  # IDNA
+        ("http://pina-7.test:{port}", "pina-7.test.", True),  # the URLs with a final dot
+    ],
+    ids=["default-port", "leading-zero", "idna", "final-dot"],
+)
+@async_test
+async def test_a_pin_written_otherwise_than_the_urls_holds_their_origin(
+    mockserver: MockServer, key: str, host: str, port: bool
+) -> None:
+    # The live file is not the pinned one: the pin holds the site, then drops its requests.
+    mockserver.set_robots(host, Reply(body=OLD))
+    at = mockserver.url(host, "/").rstrip("/") if port else f"http://{host}"
+    urls = [f"{at}/a", f"{at}/b"]
+    pinned = {key.format(port=mockserver.port): sha(PRIVATE)}
+    settings = {**HELD, **through_proxy(mockserver), "ROBOTRULES_PINNED": pinned}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    assert len(mockserver.requests_for(host, "/robots.txt")) >= 1  # the live file was read
+    assert result.crawled == []
+    assert sorted(result.ignored) == urls
+    assert all(isinstance(exc, RobotsTxtPinMismatch) for _, exc in result.failures)
+    assert mockserver.requests_for(host, "/a") == []
+    assert stat(result, "pinned/held") == 1
+    [warning] = result.messages("differs from its pin in ROBOTRULES_PINNED", logging.WARNING)
+    assert f"robots.txt of {at} differs" in warning
 
 
 @async_test

@@ -13,6 +13,7 @@ from scrapy_robotrules.engine.operator_tools.pins import PinError, parse_pins
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 from scrapy_robotrules.engine.robots.rule_changes import FileChange, rule_changes
+from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.stores import CachedStore, Entry, Record
 from scrapy_robotrules.engine.stores.sqlite import SQLiteBackend
 
@@ -52,6 +53,70 @@ def test_an_origins_own_pin_beats_its_hosts() -> None:
     assert parse_pins('{"[::1]": "' + A + '"}').for_origin("http://[::1]:8080") == A
     assert not parse_pins(None).any
     assert not parse_pins("").any
+
+
+@pytest.mark.parametrize(
+    ("key", "url"),
+    [
+        ("http://pina-1.test:80", "http://pina-1.test/a"),  # the default port
+        ("http://pina-2.test:080", "http://pina-2.test/a"),  # the same, with a leading zero
+        ("https://pina-2.test:0443", "https://pina-2.test:443/a"),
+        ("http://pina-5.test:08080", "http://pina-5.test:8080/a"),
+        ("bücher-3.test", "http://bücher-3.test/a"),  # IDNA, a host key
+        ("http://bücher-4.test", "http://BÜCHER-4.test/a"),  # IDNA, an origin key
+        ("http://bücher-4.test", "http://xn--bcher-4-n2a.test/a"),  # as Scrapy's URL has it
+        ("pina-7.test", "http://pina-7.test./a"),  # a final dot in the URL
+        ("http://pina-7.test", "http://pina-7.test./a"),
+        ("http://pina-7.test.", "http://pina-7.test/a"),  # a final dot in the key
+        ("PINA-8.Test.", "https://pina-8.test:8443/a"),
+        ("HTTPS://PINA-8.TEST", "https://pina-8.test/a"),
+        ("[::1]", "http://[::1]:8080/a"),
+    ],
+)
+def test_a_key_pins_the_origin_it_names_as_the_crawl_names_it(key: str, url: str) -> None:
+    assert parse_pins({key: A}).for_origin(origin_of(url)) == A
+
+
+def test_a_key_names_no_other_origin_than_its_own() -> None:
+    pins = parse_pins({"http://pina-1.test:80": A, "pina-7.test": B})
+    assert pins.for_origin(origin_of("https://pina-1.test/")) is None
+    assert pins.for_origin(origin_of("http://pina-1.test:8080/")) is None
+    assert pins.for_origin(origin_of("http://www.pina-7.test/")) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"http://x.test:99999": A}, "'http://x.test:99999' names no origin (Port out of range"),
+        ({"*.x.test": A}, "'*.x.test' names no origin (a host name is labels of"),
+        ({"a." * 50_000 + "test": A}, "'a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a"),
+        ({"x" * 100_000: A}, "'xxxxxxxxxx"),
+        ({"ä" * 100_000: A}, "'ääääää"),
+        ({"http://u:secret@x.test": A}, "'http://***@x.test' names credentials"),
+        ({"u:secret@x.test": A}, "'***@x.test' names credentials"),
+        ({"http://pina-1.test:80": A, "http://pina-1.test": B}, "names 'http://pina-1.test' twice"),
+        ({"bücher-3.test": A, "xn--bcher-3-n2a.test": B}, "names 'xn--bcher-3-n2a.test' twice"),
+    ],
+    ids=[
+        "port",
+        "wildcard",
+        "labels",
+        "long",
+        "long-idna",
+        "credentials",
+        "host-credentials",
+        "same-origin",
+        "same-host",
+    ],
+)
+def test_a_key_that_names_no_origin_of_its_own_is_refused(value: object, message: str) -> None:
+    with pytest.raises(PinError) as raised:
+        parse_pins(value)
+    text = str(raised.value)
+    assert text.startswith(f"ROBOTRULES_PINNED{' ' if 'twice' in message else ': '}{message}")
+    assert "\n" not in text
+    assert len(text) < 300
+    assert "secret" not in text
 
 
 @pytest.mark.parametrize(

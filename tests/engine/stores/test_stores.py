@@ -119,6 +119,29 @@ class TestStoreUrls:
     def test_urls_without_credentials_are_shown_as_they_are(self, url: str) -> None:
         assert redact_url(url) == url
 
+    @pytest.mark.parametrize(
+        ("form", "shown"),
+        [
+            ("sqlite:///{path}", "sqlite:///{path}"),  # four slashes before an absolute path
+            ("sqlite://{path}", "sqlite://{path}"),  # three
+            ("sqlite://{path}?password=s3cret", "sqlite://{path}?password=***"),
+        ],
+        ids=["four-slashes", "three-slashes", "password"],
+    )
+    def test_a_store_that_fails_is_logged_as_written(
+        self, tmp_path: Path, caplog: pytest.LogCaptureFixture, form: str, shown: str
+    ) -> None:
+        path = tmp_path / "robots.db"
+        path.write_bytes(b"not a database\n" * 100)
+        url = form.format(path=path)
+        store = CachedStore(open_backend(url, timeout=0.5))
+        assert store.backend.name == shown.format(path=path)
+        with caplog.at_level(logging.WARNING):
+            assert store.get(ORIGIN) is None
+        [line] = [r.getMessage() for r in caplog.records if "failed" in r.getMessage()]
+        assert line.startswith(f"robots.txt store {shown.format(path=path)} failed (")
+        assert "s3cret" not in line
+
 
 class TestBackends:
     def test_round_trip(self, backend: Backend) -> None:
