@@ -13,6 +13,25 @@ from tests.helpers.crawling import mockserver_fixture  # noqa: F401  (the ``mock
 from tests.helpers.redisserver import RedisServer
 
 
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """Without pytest-twisted (``-p no:twisted``), accept its ``--reactor`` and ignore it.
+
+    ``-p no:twisted`` is the switch to Scrapy's third mode, without a reactor
+    (see :mod:`tests.helpers.crawling`); the ``--reactor`` of the project's
+    ``addopts`` then chooses nothing.
+    """
+    if not pluginmanager.has_plugin("twisted"):
+        parser.addoption("--reactor", default="none", help="ignored: -p no:twisted runs no reactor")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Without a reactor, forbid importing one, as ``scrapy crawl`` does in that mode."""
+    if not config.pluginmanager.has_plugin("twisted"):
+        from scrapy.utils.reactorless import install_reactor_import_hook
+
+        install_reactor_import_hook()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that runs a real crawl, so CI can rerun them under the other reactor."""
     for item in items:
