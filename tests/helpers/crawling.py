@@ -120,6 +120,12 @@ USERINFO = (
 )
 """Why a test that counts on Twisted's refusal of such a URL does not apply."""
 
+TLS_ERRORS = (
+    "Scrapy's reactorless download handler (aiohttp) reports a failed TLS handshake as"
+    " DownloadConnectionRefusedError, not as Twisted's handler does"
+)
+"""Why a test of the exceptions a TLS failure is counted under does not apply."""
+
 MANY_HEADERS = (
     "Scrapy's reactorless download handler (aiohttp) refuses a response of more than"
     " 128 header lines (aiohttp's own limit)"
@@ -314,12 +320,13 @@ async def run_spider(
     root.setLevel(logging.DEBUG)
     try:
         if isinstance(runner, AsyncCrawlerRunner):
-            try:
-                await asyncio.wait_for(runner.crawl(crawler, **spider_kwargs), crawl_timeout)
-            except TimeoutError:
-                raise AssertionError(
-                    f"the crawl was still running after {crawl_timeout} s"
-                ) from None
+            # Not wait_for: the crawl may take its cancellation for a stop and end well.
+            crawl = asyncio.ensure_future(runner.crawl(crawler, **spider_kwargs))
+            done, _ = await asyncio.wait({crawl}, timeout=crawl_timeout)
+            if not done:
+                crawl.cancel()
+                raise AssertionError(f"the crawl was still running after {crawl_timeout} s")
+            await crawl
         else:
             reactor = get_reactor()
             alarm: Deferred[None] = Deferred(lambda _: timer.cancel())
@@ -403,13 +410,16 @@ async def _fetch_in_loop(url: str) -> Fetched:
     import aiohttp
 
     proxy = f"http://127.0.0.1:{_serving[-1].port}" if _serving else None
-    async with (
-        aiohttp.ClientSession(auto_decompress=False) as session,
-        session.get(url, proxy=proxy, allow_redirects=False) as response,
-    ):
-        body = await response.read()
-        headers = {name.lower(): value for name, value in response.headers.items()}
-        return Fetched(response.status, headers, body)
+    try:
+        async with (
+            aiohttp.ClientSession(auto_decompress=False) as session,
+            session.get(url, proxy=proxy, allow_redirects=False) as response,
+        ):
+            body = await response.read()
+            headers = {name.lower(): value for name, value in response.headers.items()}
+            return Fetched(response.status, headers, body)
+    except aiohttp.ClientConnectionError as error:  # as Twisted's Agent says it
+        raise ConnectionError(f"Connection lost: {error}") from error
 
 
 def when(condition: Callable[[], bool], then: Callable[[], object]) -> list[bool]:
@@ -522,6 +532,14 @@ class Running(Generic[T]):
 
     def __await__(self) -> Generator[Any, Any, T]:
         return self._run.__await__()
+
+    def forget(self) -> None:
+        """Never to be awaited: its failure (cut off as the test ends, say) is no error."""
+        run = self._run
+        if isinstance(run, asyncio.Future):
+            run.add_done_callback(lambda done: done.cancelled() or done.exception())
+        else:
+            run.addErrback(lambda _: None)
 
 
 _background: set[asyncio.Task[None]] = set()

@@ -27,11 +27,13 @@ from scrapy_robotrules import Outcome
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.engine.stores import Entry
 from tests.helpers.crawling import (
+    TLS_ERRORS,
     CrawlResult,
     RecordingSpider,
     async_test,
     download_error,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    not_reactorless,
     run_spider,
 )
 from tests.helpers.mockserver import MockServer, Reply, get_reactor
@@ -321,6 +323,7 @@ class _PlainAnswer(Protocol):
 
 
 @pytest.mark.parametrize("server", ["mockserver", "plain-answer"])
+@not_reactorless(TLS_ERRORS)
 @async_test
 async def test_a_tls_failure_is_unreachable(mockserver: MockServer, server: str) -> None:
     # https:// to a plain-HTTP port. The mock server waits for a request line
