@@ -7,9 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import scrapy
 
 from scrapy_robotrules.engine.stores import Backend, open_backend
-from tests.helpers.crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
+from tests.helpers.crawling import (  # noqa: F401  (the ``mockserver`` fixture)
+    SCRAPY_VERSION,
+    mockserver_fixture,
+)
 from tests.helpers.redisserver import RedisServer
 
 
@@ -27,6 +31,11 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 def pytest_configure(config: pytest.Config) -> None:
     """Without a reactor, forbid importing one, as ``scrapy crawl`` does in that mode."""
     if not config.pluginmanager.has_plugin("twisted"):
+        if SCRAPY_VERSION < (2, 19):
+            raise pytest.UsageError(
+                f"-p no:twisted: Scrapy {scrapy.__version__} cannot download without a Twisted"
+                " reactor (TWISTED_REACTOR_ENABLED = False downloads with aiohttp from 2.19 on)"
+            )
         from scrapy.utils.reactorless import install_reactor_import_hook
 
         install_reactor_import_hook()

@@ -494,7 +494,7 @@ async def sleep(seconds: float) -> None:
 T = TypeVar("T")
 
 
-def as_scrapy_runs(coroutine: Coroutine[Any, Any, T]) -> Awaitable[T]:
+def as_scrapy_runs(coroutine: Awaitable[T]) -> Awaitable[T]:
     """``coroutine`` as Scrapy runs a component's: ``deferred_from_coro`` in a reactor (an
     asyncio task under the asyncio one), an asyncio task without a reactor; a test awaits it.
     """
