@@ -4,7 +4,8 @@ The settings reference takes every type, default and range from the
 settings table when it is built (``docs/_ext/robotrules_docs.py``); these
 tests check what is written by hand against the code: one entry per
 setting, every stats key the code sets, every public name, the behaviour
-contract and the sections the code cites, and README's landing page.
+contract and the sections the code cites, README's landing page, and that
+the documented build installs what it imports.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ def _text(relative: str) -> str:
     return (DOCS / relative).read_text(encoding="utf-8")
 
 
-def test_the_documentation_builds_with_warnings_as_errors(tmp_path: Path) -> None:
-    html = tmp_path / "html"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The HTML site, built once for the module with warnings as errors."""
+    html = tmp_path_factory.mktemp("docs") / "html"
     try:
         import sphinx  # noqa: F401
     except ImportError:
@@ -48,8 +51,29 @@ def test_the_documentation_builds_with_warnings_as_errors(tmp_path: Path) -> Non
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    settings = (html / "reference" / "settings.html").read_text(encoding="utf-8")
+    return html
+
+
+def test_the_documentation_builds_with_warnings_as_errors(built: Path) -> None:
+    settings = (built / "reference" / "settings.html").read_text(encoding="utf-8")
     assert all(f'id="{name.lower().replace("_", "-")}"' in settings for name in TABLE)
+
+
+def test_the_documented_build_installs_the_package_it_imports() -> None:
+    # conf.py and the extension import the package and Scrapy; the documented
+    # command (pip install -r docs/requirements.txt, at the root) must install
+    # them. pip reads a path in a requirements file from where it runs.
+    lines = [
+        line.partition("#")[0].strip()
+        for line in _text("requirements.txt").splitlines()
+        if line.partition("#")[0].strip()
+    ]
+    paths = [line.removeprefix("-e").strip() for line in lines if line.startswith(("-e", "."))]
+    assert [(REPO_ROOT / path).resolve() for path in paths] == [REPO_ROOT], lines
+    documented = "pip install -r docs/requirements.txt && sphinx-build docs docs/_build"
+    readme = (REPO_ROOT / "README.rst").read_text(encoding="utf-8")
+    assert documented in readme
+    assert documented in _text("development.rst")
 
 
 def test_every_setting_of_the_table_has_one_entry_and_no_other() -> None:
