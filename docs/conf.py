@@ -55,6 +55,10 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "show-inheritance": True}
 
+# A literal block (``::``) is shown as it is: most are log lines, shell
+# commands, robots.txt files; Python is marked ``.. code-block:: python``.
+highlight_language = "none"
+
 html_theme = "furo"
 html_title = f"scrapy-robotrules {release}"
 autodoc_inherit_docstrings = False  # the package's own docstrings, not Scrapy's

@@ -6,8 +6,8 @@ tests check what is written by hand against the code: one entry per
 setting, every stats key the code sets, every public name, the behaviour
 contract and the sections the code cites, README's landing page (which a
 package index shows alone, so its links are absolute), and a newcomer's
-first steps: the install README gives is the docs' too, and the documented
-build installs what it imports.
+first steps: the install README gives is the docs' too, the documented
+build installs what it imports, and log lines are not shown as Python.
 """
 
 from __future__ import annotations
@@ -86,6 +86,13 @@ _BLOCK = re.compile(
     r'<div class="highlight-(\w+) notranslate"><div class="highlight"><pre>(.*?)</pre>', re.S
 )
 """A literal block of a built page, and the language Sphinx highlighted it as."""
+_LOG_LINE = re.compile(
+    r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"  # Scrapy's log format: its timestamp
+    r"|\[[\w.]+\] (?:DEBUG|INFO|WARNING|ERROR|CRITICAL):"  # the same without it
+    r"|Forbidden by robots\.txt"  # a drop reason
+    r"|'robotrules/)"  # the stats dump at close
+)
+_PYTHON = re.compile(r"^(?:from \w[\w.]* import |import \w|class \w|def \w|[A-Z][A-Z_]+ = )")
 
 
 def _blocks(built: Path) -> list[tuple[str, str, str]]:
@@ -96,6 +103,18 @@ def _blocks(built: Path) -> list[tuple[str, str, str]]:
             text = html.unescape(re.sub(r"<[^>]+>", "", body))
             found.append((page.relative_to(built).as_posix(), language, text))
     return found
+
+
+def test_log_excerpts_are_not_highlighted_as_python(built: Path) -> None:
+    blocks = _blocks(built)
+    logs = [(page, language) for page, language, text in blocks if _LOG_LINE.match(text)]
+    assert len(logs) >= 4, "the scan finds the log excerpts"
+    assert any(page == "getting-started.html" for page, _ in logs)
+    assert [(page, language) for page, language in logs if language not in {"none", "text"}] == []
+    # The Python snippets stay highlighted: a ``::`` block is shown as it is.
+    python = [(page, language) for page, language, text in blocks if _PYTHON.match(text)]
+    assert len(python) >= 10, "the scan finds the Python snippets"
+    assert [(page, language) for page, language in python if language != "python"] == []
 
 
 def _readme() -> Any:
