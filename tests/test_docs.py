@@ -80,6 +80,11 @@ def test_the_documented_build_installs_the_package_it_imports() -> None:
     readme = (REPO_ROOT / "README.rst").read_text(encoding="utf-8")
     assert documented in readme
     assert documented in _text("development.rst")
+    # The documentation site builds the same way, warnings as errors.
+    site = (REPO_ROOT / ".readthedocs.yaml").read_text(encoding="utf-8")
+    assert "- requirements: docs/requirements.txt\n" in site
+    assert "configuration: docs/conf.py\n" in site
+    assert "fail_on_warning: true\n" in site
 
 
 _BLOCK = re.compile(
