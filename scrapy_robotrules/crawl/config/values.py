@@ -169,7 +169,7 @@ def as_store(value: object) -> str:
     if kind == "redis":
         if importlib.util.find_spec("redis") is None:
             raise RobotRulesSettingError(
-                f"{name} = {shown!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
+                f"{name} = {shown!r} needs redis-py: pip install 'redis>=5'"
             )
         from scrapy_robotrules.engine.stores.redis import check_url
 
