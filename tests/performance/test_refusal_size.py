@@ -10,6 +10,7 @@ within a bound that is not the licence's length.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,10 @@ async def test_refused_requests_and_their_audit_lines_stay_small(
     stats = result.stats
     assert stats["robotrules/usage/forbidden"] == REFUSED
     assert stats["robotrules/usage/licenses_cut"] == 1  # the one file, as it was read
+    (said,) = result.messages("its License lines were cut", logging.INFO)
+    assert (
+        "robots.txt line 3: a License value of 450,017 characters, cut to its first 2,048" in said
+    )
     assert not mockserver.requests_for(HOST, "/p/0")
     # Each refusal's reason names the licence, short: a few hundred bytes, not 450,000.
     reasons = [exc.reason for _, exc in result.failures if isinstance(exc, RobotsTxtForbidden)]
