@@ -103,6 +103,13 @@ class Entries:
                     {"origin": state.name, "size": len(body), "limit": db.max_size},
                     extra=self.reporter.spider,
                 )
+            if robots.license_notes:
+                self.reporter.inc("usage/licenses_cut")
+                logger.info(
+                    "robots.txt of %(origin)s: its License lines were cut (%(notes)s)",
+                    {"origin": state.name, "notes": "; ".join(robots.license_notes)},
+                    extra=self.reporter.spider,
+                )
         entry = db.put(
             state.robots_url,
             outcome,

@@ -189,6 +189,7 @@ def _write_usage(out: TextIO, robots: RobotsTxt, decision: Decision) -> None:
             decision.url, decision.agent, decision.precedence, decision.agent_match
         )
     statements, notes = robots_statements(robots, decision)
+    notes = [*notes, *robots.license_notes]  # what of the License lines was cut
     view = usage_view(decision.url, statements, notes=notes, licenses=robots.licenses)
     for line in view.explain():
         if not line.endswith(": unknown"):
