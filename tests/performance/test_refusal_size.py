@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden
-from scrapy_robotrules.engine.operator_tools.audit_trail import MAX_REASON
+from scrapy_robotrules.engine.operator_tools.audit_trail import MAX_TEXT
 from scrapy_robotrules.engine.robots.signal_lines import MAX_LICENSE_URL
 from tests.helpers.crawling import (
     async_test,
@@ -65,7 +65,7 @@ async def test_refused_requests_and_their_audit_lines_stay_small(
     lines = [json.loads(line) for line in raw]
     requests = [len(b) for b, line in zip(raw, lines, strict=True) if line["event"] == "request"]
     assert len(requests) == REFUSED
-    assert max(requests) < REQUEST_LINE + MAX_REASON + len(urls[-1])
+    assert max(requests) < REQUEST_LINE + MAX_TEXT + len(urls[-1])
     assert max(requests) < 1500
     (fetch,) = [line for line in lines if line["event"] == "fetch"]
     assert [len(url) for url in fetch["licenses"]] == [MAX_LICENSE_URL]
