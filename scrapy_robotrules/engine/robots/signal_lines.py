@@ -111,6 +111,18 @@ def license_lines(data: bytes) -> tuple[tuple[int, str], ...]:
     return tuple((line, value[:MAX_LICENSE_URL]) for line, value in _license_values(data)[0])
 
 
+def unread_license_lines(data: bytes) -> tuple[int, ...]:
+    """The numbers of the ``License`` lines past the first :data:`MAX_LICENSES`, not read.
+
+    For ``robotrules lint``, which names the lines a crawl does not read;
+    the file is already within its size cap, so this costs one pass over it.
+    """
+    if b"icense" not in data and b"ICENSE" not in data:
+        return ()
+    found = _numbered(_LICENSE_LINES, data, len(data))
+    return tuple(line for line, _, _ in found[MAX_LICENSES:])
+
+
 def _license_values(data: bytes) -> tuple[list[tuple[int, str]], int | None]:
     """The first :data:`MAX_LICENSES` ``License`` lines as written, and the line of the next
     one (not read), if any."""
