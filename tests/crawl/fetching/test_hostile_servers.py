@@ -270,6 +270,40 @@ async def test_a_robots_txt_larger_than_every_limit_is_read_up_to_max_size(
     assert mockserver.sent("huge.test") < len(sent) // 4
 
 
+@async_test
+async def test_a_retried_robots_txt_download_reads_its_own_body_from_the_start(
+    mockserver: MockServer,
+) -> None:
+    # The first download ends (reset) half-way to the limit and is retried:
+    # the retry is read up to the limit afresh, so the rule before it applies.
+    body = HEAD + b"# padding\n" * 30_000 + b"Disallow: /middle\n" + b"# padding\n" * 40_000
+    mockserver.set_robots("retried.test", Reply(body=body, reset=True), Reply(body=body))
+    urls = [mockserver.url("retried.test", p) for p in ("/middle", "/other")]
+    settings = {**SETTINGS, "RETRY_ENABLED": True, "RETRY_TIMES": 1}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    crawled, dropped = accounted(result, urls)
+    assert (crawled, dropped) == ([urls[1]], [urls[0]])
+    assert robots_fetches(mockserver, "retried.test") == 2
+    assert stat(result, "truncated") == 1
+
+
+@async_test
+async def test_a_body_cut_in_a_coding_this_package_cannot_unpack_is_unreachable(
+    mockserver: MockServer,
+) -> None:
+    # A server that ignores Accept-Encoding: a stream cut in a coding zlib does
+    # not know cannot be unpacked as far as it is read (never "allow all").
+    noise = random.Random(1).randbytes(100_000)
+    mockserver.set_robots("br.test", Reply(body=noise, headers={"Content-Encoding": "br"}))
+    urls = [mockserver.url("br.test", "/page")]
+    settings = {**SETTINGS, "ROBOTRULES_MAX_SIZE": 1_000}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    _, dropped = accounted(result, urls)
+    assert dropped == urls
+    assert stat(result, "origins/unreachable") == 1
+    assert result.messages("cannot unpack Content-Encoding 'br'", logging.WARNING)
+
+
 # Redirects.
 
 
