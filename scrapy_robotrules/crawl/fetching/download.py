@@ -144,8 +144,10 @@ class Downloader:
         self.read_limit: int | None = None
         """Bytes of a robots.txt body read before its download stops; ``None``:
         without RobotsBodyMiddleware, Scrapy unpacks whole bodies, within ``maxsize``."""
-        settings = crawler.settings
-        if compat.component_priority(settings, "DOWNLOADER_MIDDLEWARES", RobotsBodyMiddleware):
+        own_bodies = compat.component_priority(
+            crawler.settings, "DOWNLOADER_MIDDLEWARES", RobotsBodyMiddleware
+        )
+        if own_bodies is not None:
             self.read_limit = read_limit(config.max_size)
             crawler.signals.connect(self._bytes_received, signal=scrapy_signals.bytes_received)
 
