@@ -271,6 +271,23 @@ async def test_a_robots_txt_larger_than_every_limit_is_read_up_to_max_size(
 
 
 @async_test
+async def test_without_robots_body_middleware_a_body_far_past_the_limit_is_refused(
+    mockserver: MockServer,
+) -> None:
+    # Scrapy then unpacks whole bodies: the download is not stopped, and one
+    # sent past ten times the limit is refused (unreachable), never unpacked.
+    mockserver.set_robots("plain.test", Reply(body=_oversize_files()["plain"], chunk=CHUNK))
+    urls = [mockserver.url("plain.test", "/late")]
+    middlewares = {"scrapy_robotrules.RobotsBodyMiddleware": None}
+    settings = {**SETTINGS, "DOWNLOADER_MIDDLEWARES": middlewares}
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    _, dropped = accounted(result, urls)
+    assert dropped == urls
+    assert stat(result, "origins/unreachable") == 1
+    assert result.messages("larger than download max size (5120000)", logging.WARNING)
+
+
+@async_test
 async def test_a_retried_robots_txt_download_reads_its_own_body_from_the_start(
     mockserver: MockServer,
 ) -> None:
