@@ -150,6 +150,26 @@ def test_requests_wait_parked_while_robots_txt_is_fetched(tmp_path: Path) -> Non
     assert identity_holds(result)
 
 
+def test_a_robots_txt_larger_than_every_limit_is_read_up_to_max_size(tmp_path: Path) -> None:
+    # Scrapy's reactorless download handler stops the download as its Twisted one
+    # does: a 10 MB file announced by its Content-Length, over DOWNLOAD_MAXSIZE.
+    head = "User-agent: *\nDisallow: /early\n" + "# padding\n" * 60_000
+    body = head + "Disallow: /late\n" + "# padding\n" * 940_000
+    sites = {"huge": {"robots": {"body": body}}}
+    starts = ["{huge}/early", "{huge}/late"]
+    settings = {**OURS, "DOWNLOAD_MAXSIZE": 1_000_000}
+    result = crawl(tmp_path, {"sites": sites, "start": starts, "settings": settings})
+    assert result["crawled"] == [url(result, "huge", "/late")]
+    assert [tuple(failure) for failure in result["failures"]] == [
+        (url(result, "huge", "/early"), "RobotsTxtForbidden")
+    ]
+    assert stat(result, "truncated") == 1
+    assert stat(result, "origins/unreachable") == 0
+    [line] = [line for level, _, line in result["log"] if "ROBOTRULES_MAX_SIZE" in line]
+    assert f"({len(body)} > 512000 bytes)" in line
+    assert identity_holds(result)
+
+
 def test_crawl_delay_spaces_the_pages(tmp_path: Path) -> None:
     delay = 0.6
     sites = {"slow": {"robots": {"body": f"User-agent: *\nCrawl-delay: {delay}\n"}}}
