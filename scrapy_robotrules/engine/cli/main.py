@@ -146,8 +146,8 @@ def _build_parser() -> argparse.ArgumentParser:
         description="One line per line of the file that the reader ignored or read leniently:"
         " 'LINE: text — why' (an unknown field, a missing colon, an accepted typo such as"
         " Disalow, a rule before any User-agent line, a value not understood, the part past"
-        " --max-size), or one line saying there is none. Exit status 0 when there is none, 1 when there are some, 2 on a usage"
-        " error.",
+        " --max-size), or one line saying there is none. Exit status 0 when there is none,"
+        " 1 when there are some, 2 on a usage error.",
     )
     robots_file(lint_command)
     add_page_command(commands)

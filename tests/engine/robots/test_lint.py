@@ -180,7 +180,6 @@ def test_lint_command_exits_0_on_a_clean_file(
     assert (code, out, err) == (0, "no line ignored or read leniently\n", "")
 
 
-
 def test_lint_command_max_size(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write(tmp_path, b"User-agent: *\nDisallow: /a\nDisallow: /b\n")
     assert run(capsys, "lint", path)[0] == 0
