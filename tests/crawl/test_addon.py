@@ -134,7 +134,7 @@ async def test_the_components_enabled_by_hand_obey_robots_txt(mockserver: MockSe
         False,
     )
     assert RobotRulesExtension in extensions
-    assert result.messages("robots.txt: 1 origins held")
+    assert result.messages("robots.txt: files kept for 1 origin, 1 fetch (1 request)")
 
 
 @async_test

@@ -109,7 +109,10 @@ _CLOSING = re.compile(
     r" \([^)]*\): (.*)$",
     re.MULTILINE,
 )
-_SUMMARY = re.compile(r"robots\.txt: \d+ origins held, \d+ fetches, (\d+) requests forbidden")
+_SUMMARY = re.compile(
+    r"robots\.txt: files kept for \d+ origins?, \d+ fetch(?:es)? \(\d+ requests?\),"
+    r" (\d+) requests? forbidden"
+)
 
 
 @pytest.mark.parametrize("mode", [DEFAULT, FIRST_MATCH])
