@@ -19,8 +19,8 @@ from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robotrules.crawl.deciding.verdicts import SHADOWED
 from scrapy_robotrules.crawl.exceptions import (
+    LET_THROUGH,
     DropReason,
-    RobotsTxtForbidden,
     RobotsTxtNotFetched,
     RobotsTxtUnreachable,
 )
@@ -48,6 +48,7 @@ class RobotRulesMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.manager = RobotsManager.for_component(crawler)
+        self.manager.raises_let_through = True
         self.report = self.manager.report
         self.slot_wait = self.manager.slot_wait
         self.carrier = self.manager.carrier
@@ -68,6 +69,10 @@ class RobotRulesMiddleware:
         decided = meta.get(DECIDED)
         if decided != url or meta.get("dont_obey_robotstxt") or url.endswith("/robots.txt"):
             # Not most requests (decided at the gate for this URL, so checked then).
+            if isinstance(decided, LET_THROUGH):
+                # Dropped (and counted) when it was scheduled or yielded, let through
+                # for its errback: before any check, which a nofollow drop never had.
+                raise decided
             if not manager.checks(request):
                 manager.politeness.watch_unchecked(request)
                 return None
@@ -75,9 +80,6 @@ class RobotRulesMiddleware:
                 answer = await self.sitemaps.answer(request)
                 if answer is not None:
                     return answer
-            if isinstance(decided, (RobotsTxtForbidden, RobotsTxtUnreachable)):
-                # Decided (and counted) when it was scheduled, let through for its errback.
-                raise decided
         agent = None
         if decided == url:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.
