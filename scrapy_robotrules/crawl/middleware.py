@@ -15,8 +15,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from scrapy import Request
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http.request import NO_CALLBACK
 
+from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.deciding.verdicts import SHADOWED
 from scrapy_robotrules.crawl.exceptions import (
     LET_THROUGH,
@@ -25,12 +29,13 @@ from scrapy_robotrules.crawl.exceptions import (
     RobotsTxtUnreachable,
 )
 from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.crawl.reporting.reporter import ROBOTS_REQUEST
 from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, RULES, Carried
 from scrapy_robotrules.crawl.sitemaps import Sitemaps
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
-    from scrapy import Request, Spider
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
@@ -40,6 +45,21 @@ if TYPE_CHECKING:
 __all__ = ["RobotRulesMiddleware"]
 
 logger = logging.getLogger(__name__)
+
+OURS = "scrapy_robotrules.RobotRulesMiddleware"
+BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+
+
+def _builtins_robots_txt(request: Request) -> bool:
+    """Whether ``request`` is the robots.txt request of Scrapy's own middleware."""
+    meta = request.meta
+    return (
+        request.callback is NO_CALLBACK
+        and request.priority == RobotsTxtMiddleware.DOWNLOAD_PRIORITY
+        and not meta.get(ROBOTS_REQUEST)
+        and bool(meta.get("dont_obey_robotstxt"))
+        and request.url.endswith("/robots.txt")
+    )
 
 
 class RobotRulesMiddleware:
@@ -54,6 +74,23 @@ class RobotRulesMiddleware:
         self.carrier = self.manager.carrier
         self.sitemaps = Sitemaps(crawler, self.manager)
         """Sitemaps from the same fetch (sitemaps.py): a SitemapSpider's robots.txt answered."""
+        self.builtin_beside = (
+            compat.component_priority(
+                crawler.settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware
+            )
+            is not None
+        )
+        """Scrapy's own middleware is on too (this one enabled by hand, the built-in left on)."""
+        if self.builtin_beside:
+            self.report.builtin.beside = True
+            logger.warning(
+                "Scrapy's RobotsTxtMiddleware is enabled beside %(ours)s: its robots.txt"
+                " requests are refused here (robots.txt is fetched once, by this package,"
+                " which decides alone). Switch it off: DOWNLOADER_MIDDLEWARES ="
+                ' {"%(builtin)s": None}',
+                {"ours": OURS, "builtin": BUILTIN},
+                extra={"spider": crawler.spider},
+            )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -73,6 +110,10 @@ class RobotRulesMiddleware:
                 # Dropped (and counted) when it was scheduled or yielded, let through
                 # for its errback: before any check, which a nofollow drop never had.
                 raise decided
+            if self.builtin_beside and _builtins_robots_txt(request):
+                # Scrapy's middleware then has no parser for the origin: it allows
+                # every request, and this one decides (see the WARNING above).
+                raise IgnoreRequest(f"robots.txt fetched by {OURS} instead")
             if not manager.checks(request):
                 manager.politeness.watch_unchecked(request)
                 return None
