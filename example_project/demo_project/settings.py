@@ -1,7 +1,5 @@
 """Settings of the demo project: scrapy-robotrules enabled the Scrapy way, as an add-on."""
 
-import scrapy
-
 BOT_NAME = "demo_project"
 
 SPIDER_MODULES = ["demo_project.spiders"]
@@ -35,13 +33,6 @@ ADDONS = {"scrapy_robotrules.Addon": 0}
 
 # The flaky origin answers 503 three times: fetch its robots.txt again after 1 s, not 5 s.
 ROBOTRULES_RETRY_DELAY = 1
-
-# The local site resolves *.localhost to 127.0.0.1; other names are looked up as usual.
-# (Scrapy 2.15 renamed DNS_RESOLVER to TWISTED_DNS_RESOLVER.)
-if scrapy.version_info >= (2, 15):
-    TWISTED_DNS_RESOLVER = "demo_project.localsite.LocalhostResolver"
-else:
-    DNS_RESOLVER = "demo_project.localsite.LocalhostResolver"
 
 # Bounds for a real site (-a url=...): three links deep, at most 30 responses.
 DEPTH_LIMIT = 3
