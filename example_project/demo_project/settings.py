@@ -14,7 +14,8 @@ ADDONS = {"scrapy_robotrules.Addon": 0}
 
 # scrapy-robotrules settings, shown with their defaults:
 # ROBOTRULES_PRECEDENCE = "most-specific"   # or "first-match", "allow-first";
-#                                           # a spider's robotrules_precedence attribute wins
+#                                           # a spider's robotrules_precedence attribute
+#                                           # wins, but -s ROBOTRULES_PRECEDENCE beats it
 # ROBOTRULES_AGENT_MATCH = "token"          # or "substring" (the 1994 reading)
 # ROBOTRULES_USER_AGENT = None              # None: ROBOTSTXT_USER_AGENT, then USER_AGENT
 # ROBOTRULES_CRAWL_DELAY = True             # obey Crawl-delay
