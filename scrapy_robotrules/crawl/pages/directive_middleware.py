@@ -45,7 +45,7 @@ from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.exceptions import PageNofollow
 from scrapy_robotrules.crawl.pages.head import response_html, response_metas, says_nothing
 from scrapy_robotrules.crawl.pages.page_middleware import PageMiddleware, callback_meta
-from scrapy_robotrules.crawl.reporting.log import shown_url
+from scrapy_robotrules.crawl.reporting.log import counted, shown_url
 from scrapy_robotrules.crawl.requestmeta import DECIDED, OFFERED
 from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
 from scrapy_robotrules.engine.page.html import nofollow_links
@@ -314,7 +314,7 @@ class PageDirectivesMiddleware(PageMiddleware):
             if value(f"items/{what}")
         )
         return (
-            f"page directives: {value('responses')} responses had rules for this crawler"
+            f"page directives: {counted(value('responses'), 'response')} had rules for this crawler"
             f"{f' ({rules})' if rules else ''};"
             f" requests dropped: {value('requests/nofollow')} for nofollow,"
             f" {value('requests/nofollow_link')} for rel=nofollow links;"

@@ -303,6 +303,23 @@ async def test_a_nofollow_drop_is_told_with_request_dropped(mockserver: MockServ
     assert result.failures == []
 
 
+@async_test
+async def test_the_summary_counts_one_response_in_the_singular(mockserver: MockServer) -> None:
+    mockserver.set_page(
+        HOST, "/one", Reply(body=html(), headers={**HTML, "X-Robots-Tag": "nofollow"})
+    )
+    result = await run_spider(PageSpider, SETTINGS, start_urls=[mockserver.url(HOST, "/one")])
+    [summary] = result.messages("page directives:", logging.INFO)
+    robots, page = summary.splitlines()
+    assert robots.startswith(
+        "robots.txt: files kept for 1 origin, 1 fetch (1 request), 0 requests forbidden,"
+    )
+    assert page == (
+        "page directives: 1 response had rules for this crawler (nofollow 1);"
+        " requests dropped: 1 for nofollow, 0 for rel=nofollow links; noindex items: none"
+    )
+
+
 class ErrbackPageSpider(PageSpider):
     """Gives every request it yields the errback that records failures."""
 
