@@ -106,7 +106,7 @@ class RobotsTxtPinMismatch(RobotsTxtUnreachable):
 
     def __init__(self, origin: str, seconds: float, error: str) -> None:
         super().__init__(origin, seconds, error)
-        IgnoreRequest.__init__(self, f"{error}: parked for {origin}/robots.txt for {seconds:.1f} s")
+        IgnoreRequest.__init__(self, f"{error}: parked {seconds:.1f} s for {origin}/robots.txt")
 
 
 class RobotsTxtNotFetched(IgnoreRequest):
