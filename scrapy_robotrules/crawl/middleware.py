@@ -5,7 +5,12 @@ It takes the place of Scrapy's ``RobotsTxtMiddleware`` (priority 100).
 lets one request through unchecked; ``data:`` and ``file:`` URLs are never
 checked. A request robots.txt does not allow is dropped with
 ``IgnoreRequest``, whose message says why: the deciding rule and its line,
-or that robots.txt stayed unreachable.
+or that robots.txt stayed unreachable. A request dropped earlier but let
+through for its errback (at the gate, or for a page's ``nofollow``) is
+raised here at once, never downloaded. Enabled by hand with Scrapy's own
+middleware left on, it refuses that one's robots.txt requests (one WARNING
+names the setting that switches it off): robots.txt is fetched once, and
+decided here alone.
 
 SPEC 7 (a drop says why) and 8 (the final gate of every request).
 """
