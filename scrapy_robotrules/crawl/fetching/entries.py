@@ -190,7 +190,9 @@ class Entries:
             sha256=previous.sha256 if earlier is not None and previous is not None else None,
         )
         held = (
-            "its earlier rules decide meanwhile" if earlier is not None else "its requests are held"
+            "its earlier rules decide meanwhile"
+            if earlier is not None
+            else "its requests are parked"
         )
         if state.settle(entry, detail):
             self.reporter.inc("origins/unreachable")

@@ -13,6 +13,7 @@ import logging
 import re
 import tracemalloc
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -24,7 +25,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from scrapy_robotrules import Addon, PageDirectives
+from scrapy_robotrules import Addon, PageDirectives, PageNofollow
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, RobotRulesSettingError
 from scrapy_robotrules.crawl.pages.directive_middleware import (
@@ -288,6 +289,66 @@ async def test_a_request_can_opt_out(mockserver: MockServer) -> None:
     assert mockserver.requests_for(HOST, "/to/nofollow")
     assert result.stats["robotrules/page/requests/opted_out"] == 7
     assert "robotrules/page/requests/nofollow" not in result.stats
+
+
+NOFOLLOWED = ("/header-only", "/meta-only", "/for-us", "/several", "/doc.pdf")
+"""The pages whose rules say nofollow for this crawler."""
+
+
+@async_test
+async def test_a_nofollow_drop_is_told_with_request_dropped(mockserver: MockServer) -> None:
+    result = await crawl(mockserver)
+    expected = sorted(mockserver.url(HOST, "/from" + path) for path in NOFOLLOWED)
+    assert sorted(result.spider.dropped) == expected
+    assert result.failures == []
+
+
+@async_test
+async def test_the_summary_counts_one_response_in_the_singular(mockserver: MockServer) -> None:
+    mockserver.set_page(
+        HOST, "/one", Reply(body=html(), headers={**HTML, "X-Robots-Tag": "nofollow"})
+    )
+    result = await run_spider(PageSpider, SETTINGS, start_urls=[mockserver.url(HOST, "/one")])
+    [summary] = result.messages("page directives:", logging.INFO)
+    robots, page = summary.splitlines()
+    assert robots.startswith(
+        "robots.txt: files kept for 1 origin, 1 fetch (1 request), 0 requests forbidden,"
+    )
+    assert page == (
+        "page directives: 1 response had rules for this crawler (nofollow 1);"
+        " requests dropped: 1 for nofollow, 0 for rel=nofollow links; noindex items: none"
+    )
+
+
+class ErrbackPageSpider(PageSpider):
+    """Gives every request it yields the errback that records failures."""
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        for each in super().parse(response, **kwargs):
+            if isinstance(each, Request):
+                yield each.replace(errback=partial(self.on_failure, each.url))
+            else:
+                yield each
+
+
+@async_test
+async def test_a_nofollow_drop_reaches_the_errback_with_why(mockserver: MockServer) -> None:
+    result = await crawl(mockserver, spider=ErrbackPageSpider)
+    failed = dict(result.failures)
+    assert sorted(failed) == sorted(mockserver.url(HOST, "/from" + path) for path in NOFOLLOWED)
+    assert all(isinstance(exc, PageNofollow) for exc in failed.values())
+    why = failed[mockserver.url(HOST, "/from/header-only")]
+    assert str(why) == (
+        "Dropped for nofollow: the page says nofollow (for every crawler;"
+        f" X-Robots-Tag header 1: 'noindex, nofollow') ({mockserver.url(HOST, '/header-only')})"
+    )
+    # Never downloaded, never a robots.txt verdict: counted as nofollow drops only.
+    assert not any(followed(mockserver, path) for path in NOFOLLOWED)
+    assert result.spider.dropped == []
+    stats = result.stats
+    assert stats["robotrules/page/requests/nofollow"] == 5
+    assert "robotrules/forbidden" not in stats
+    assert stats["robotrules/offered"] == stats["robotrules/allowed"]
 
 
 class Page(scrapy.Item):

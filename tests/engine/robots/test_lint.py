@@ -177,7 +177,7 @@ def test_lint_command_exits_0_on_a_clean_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     code, out, err = run(capsys, "lint", write(tmp_path, b"User-agent: *\nDisallow: /x\n"))
-    assert (code, out, err) == (0, "", "")
+    assert (code, out, err) == (0, "no line ignored or read leniently\n", "")
 
 
 def test_lint_command_max_size(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
