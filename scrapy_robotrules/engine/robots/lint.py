@@ -135,8 +135,8 @@ def lint(content: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> list[Finding
         if number in licenses:
             continue  # a License line (RSL 1.0), read wherever it stands
         if number in unread_licenses:
-            why = f"a License line past the first {MAX_LICENSES}, not read (MAX_LICENSES)"
-            found.append(Finding(number, _shown(line), why))
+            past = f"a License line past the first {MAX_LICENSES}, not read (MAX_LICENSES)"
+            found.append(Finding(number, _shown(line), past))
             continue
         if count_unknown(buf, start, at):
             field = text.partition(b":")[0].strip(_BLANK_BYTES).decode("latin-1")
