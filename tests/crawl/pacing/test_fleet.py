@@ -209,7 +209,7 @@ async def test_a_crashed_lease_holder_delays_the_fetch_only_until_its_lease_expi
     mockserver.set_robots("crash.test", Reply(body=PRIVATE))
     # A crawler took the lease on crash.test, then died.
     client = redis.Redis.from_url(redis_server.url)
-    lease = f"robotrules:lease:http://crash.test:{mockserver.port}"
+    lease = f"robotrules:lease:{{http://crash.test:{mockserver.port}}}"
     client.set(lease, "dead", px=60_000)
     pages = [mockserver.url("crash.test", "/a"), mockserver.url("crash.test", "/private/b")]
     settings = {**OURS, "ROBOTRULES_STORE": redis_server.url}
