@@ -219,6 +219,8 @@ class RedisBackend:
         self._down = False
         """The last call failed after all its tries: the next one is tried once."""
         self._sentinel: Sentinel | None = None
+        self._master: tuple[str, int] | None = None
+        """The Sentinel group's master this backend talked to last."""
         self._scripts: dict[str, Any] = {}
 
     @property
@@ -234,6 +236,8 @@ class RedisBackend:
                         for host, port in found.nodes
                     ],
                     require_full_coverage=False,
+                    # Its own tries do not wait between them: this backend's do (and say so).
+                    retry=Retry(NoBackoff(), 0),
                     **sockets,
                     **found.options,
                 )
@@ -284,6 +288,9 @@ class RedisBackend:
             # from None: the driver's own exception might show what was redacted here.
             raise StoreError(self.name, f"{what}: {redact_url(self._url, str(exc))}") from None
         self._down = False
+        master = self._master_address()
+        moved = master != self._master and self._master is not None
+        self._master = master
         if self._trouble is not None:
             since, problem = self._trouble
             self._trouble = None
@@ -297,7 +304,20 @@ class RedisBackend:
                     "seconds": time.monotonic() - since,
                 },
             )
+        elif moved and master is not None:
+            # Reconnected to a new master at once, nothing failed: a failover all the same.
+            logger.warning(
+                "robots.txt store %(store)s failed over (%(what)s): its master is now %(master)s",
+                {"store": self.name, "what": what, "master": f"{master[0]}:{master[1]}"},
+            )
         return result
+
+    def _master_address(self) -> tuple[str, int] | None:
+        """The address of the master a Sentinel group named last; ``None`` for other topologies."""
+        if self._sentinel is None:
+            return None
+        address: tuple[str, int] | None = self.client.connection_pool.master_address
+        return address
 
     def _failed_try(self, error: Exception, failures: int) -> None:
         problem = redact_url(self._url, str(error))
