@@ -209,15 +209,16 @@ class RedisBackend:
                 self._client = None  # a Cluster client asks its nodes at once: on first use
         except ValueError as exc:
             raise ValueError(f"{self.name}: {redact_url(url, str(exc))}") from None
+        self._retries = 0 if self.topology.kind == "server" else FAILOVER_RETRIES
         self._retry = (
-            None
-            if self.topology.kind == "server"
-            else Retry(_FAILOVER_BACKOFF, FAILOVER_RETRIES, _FAILOVER_ERRORS)
+            Retry(_FAILOVER_BACKOFF, self._retries, _FAILOVER_ERRORS) if self._retries else None
         )
         self._trouble: tuple[float, str] | None = None
         """When the first failed try of a call now being retried failed, and why."""
         self._down = False
         """The last call failed after all its tries: the next one is tried once."""
+        self._failures = 0
+        """Failed tries of the call now being made."""
         self._sentinel: Sentinel | None = None
         self._master: tuple[str, int] | None = None
         """The Sentinel group's master this backend talked to last."""
@@ -279,8 +280,9 @@ class RedisBackend:
             if self._retry is None or self._down:
                 result = call(*args, **kwargs)
             else:
+                self._failures = 0
                 result = self._retry.call_with_retry(
-                    lambda: call(*args, **kwargs), self._failed_try, with_failure_count=True
+                    lambda: call(*args, **kwargs), self._failed_try
                 )
         except (redis.RedisError, RedisClusterException) as exc:
             self._trouble = None
@@ -316,12 +318,16 @@ class RedisBackend:
         """The address of the master a Sentinel group named last; ``None`` for other topologies."""
         if self._sentinel is None:
             return None
-        address: tuple[str, int] | None = self.client.connection_pool.master_address
+        address: tuple[str, int] | None = getattr(
+            self.client.connection_pool, "master_address", None
+        )
         return address
 
-    def _failed_try(self, error: Exception, failures: int) -> None:
+    def _failed_try(self, error: Exception) -> None:
+        """redis-py's ``Retry`` calls this on each failed try (the last too, then raises)."""
+        self._failures += 1
         problem = redact_url(self._url, str(error))
-        if self._retry is not None and failures <= self._retry.get_retries():
+        if self._failures <= self._retries:
             logger.debug(
                 "robots.txt store %(store)s: %(problem)s; trying again",
                 {"store": self.name, "problem": problem},
