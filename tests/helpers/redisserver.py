@@ -138,10 +138,15 @@ def _command(port: int, *command: str) -> Any:
 
 
 def _pairs(answer: dict[str, Any] | list[str]) -> dict[str, str]:
-    """A sentinel's answer (``[name, value, name, value...]``, or redis-py's dict of it), as text."""
+    """A sentinel's answer (``[name, value...]``, or redis-py's dict of it), as text."""
     if isinstance(answer, dict):
         return {name: str(value) for name, value in answer.items()}
     return dict(zip(answer[::2], answer[1::2], strict=True))
+
+
+def replicated(server: RedisServer) -> bool:
+    """Whether ``server``'s replica has every write so far (``WAIT 1``): none lost if it dies."""
+    return bool(_command(server.port, "WAIT", "1", "5000") == 1)
 
 
 def _slot_owners(port: int) -> dict[tuple[int, int], int]:
@@ -248,10 +253,13 @@ class ClusterServers:
     def masters(self) -> list[RedisServer]:
         return [s for s in self.live if _info(s.port, "replication")["role"] == "master"]
 
+    def slot_of(self, key: str) -> int:
+        return int(_command(self.live[0].port, "CLUSTER", "KEYSLOT", key))
+
     def master_of(self, key: str) -> RedisServer:
         """The live master holding ``key``'s hash slot."""
         port = self.live[0].port
-        slot = int(_command(port, "CLUSTER", "KEYSLOT", key))
+        slot = self.slot_of(key)
         for (first, last), owner in _slot_owners(port).items():
             if first <= slot <= last:
                 return next(s for s in self.servers if s.port == owner)

@@ -29,7 +29,7 @@ from scrapy_robotrules.engine.stores import open_backend
 from tests.helpers import REPO_ROOT
 from tests.helpers.crawling import RecordingSpider, async_test, run_spider, until
 from tests.helpers.mockserver import MockServer, Reply, get_reactor
-from tests.helpers.redisserver import ClusterServers, RedisServer, SentinelGroup
+from tests.helpers.redisserver import ClusterServers, RedisServer, SentinelGroup, replicated
 from tests.helpers.turns import Turn, assert_turns_apart
 from tests.helpers.variants import OURS, PRIVATE, paths, robots_log, stat
 
@@ -600,9 +600,7 @@ async def test_a_fleet_on_a_redis_cluster_survives_a_master_killed_mid_crawl(
 
     def fail_over() -> None:
         # Every write the fleet made so far is on the replica: none lost.
-        client = redis.Redis(port=master.port)
-        assert client.execute_command("WAIT", 1, 5000) == 1
-        client.close()
+        assert replicated(master)
         redis_cluster.fail_over(master)
 
     await _fleet_through_a_failover(mockserver, tmp_path, redis_cluster.url, fail_over)
@@ -615,9 +613,7 @@ async def test_a_fleet_on_a_sentinel_group_survives_its_master_killed_mid_crawl(
     """The master is killed; the sentinels promote the replica, and the fleet finds it."""
 
     def fail_over() -> None:
-        client = redis.Redis(port=redis_sentinel.master.port)
-        assert client.execute_command("WAIT", 1, 5000) == 1
-        client.close()
+        assert replicated(redis_sentinel.master)
         redis_sentinel.fail_over()
 
     await _fleet_through_a_failover(mockserver, tmp_path, redis_sentinel.url, fail_over)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import redis
-from redis.cluster import RedisCluster
 
 from scrapy_robotrules.engine.stores import StoreError, open_backend, redact_url, store_kind
 from scrapy_robotrules.engine.stores import redis as redis_backend
@@ -27,7 +26,7 @@ from tests.engine.stores.test_stores import (  # noqa: F401  (run here on each t
     TestCachedStore,
     record,
 )
-from tests.helpers.redisserver import ClusterServers, SentinelGroup
+from tests.helpers.redisserver import ClusterServers, SentinelGroup, replicated
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +91,7 @@ class TestFailover:
         assert backend.reserve(ORIGIN, 100.0) == 0
         master = redis_cluster.master_of(f"robotrules:robots:{{{ORIGIN}}}")
         # Every write on the replica before the kill: nothing lost, so nothing fetched again.
-        assert redis.Redis(port=master.port).execute_command("WAIT", 1, 5000) == 1
+        assert replicated(master)
         replica = redis_cluster.kill(master)
         with caplog.at_level(logging.DEBUG, logger=STORE_LOGGER), ThreadPoolExecutor(1) as pool:
             loading = pool.submit(backend.load, ORIGIN)
@@ -115,9 +114,7 @@ class TestFailover:
         backend.save(saved)
         assert backend.lease(ORIGIN, "a", 60)
         assert backend.reserve(ORIGIN, 100.0) == 0
-        client = redis.Redis(port=redis_sentinel.master.port)
-        assert client.execute_command("WAIT", 1, 5000) == 1
-        client.close()
+        assert replicated(redis_sentinel.master)
         with caplog.at_level(logging.DEBUG, logger=STORE_LOGGER):
             # Killed: the sentinels see it down, agree, and promote the replica,
             # while this call waits (its first try cannot reach a master).
@@ -215,14 +212,16 @@ class TestUrls:
             backend.save(record()._replace(origin=f"{origin}/.well-known/tdmrep.json"))
             backend.lease(origin, "a", 60)
             backend.reserve(origin, 1.0)
-        client = RedisCluster(host="127.0.0.1", port=cluster.servers[0].port)
         slots: dict[str, set[int]] = {origin: set() for origin in origins}
-        masters: set[str] = set()
-        for key in client.scan_iter(target_nodes=RedisCluster.PRIMARIES):
-            origin = key.decode().partition("{")[2].partition("}")[0]
-            slots[origin].add(client.keyslot(key))
-            masters.add(client.get_node_from_key(key).name)
+        masters: set[int] = set()
+        for master in cluster.masters():
+            client = redis.Redis(port=master.port)
+            for key in client.scan_iter():
+                origin = key.decode().partition("{")[2].partition("}")[0]
+                slots[origin].add(cluster.slot_of(key.decode()))
+                masters.add(master.port)
+            client.close()
         assert all(len(found) == 1 for found in slots.values())  # 4 keys each, one slot
+        assert sum(len(found) for found in slots.values()) == len(origins)
         assert len(masters) == 3
-        client.close()
         backend.close()
