@@ -225,3 +225,22 @@ class TestUrls:
         assert sum(len(found) for found in slots.values()) == len(origins)
         assert len(masters) == 3
         backend.close()
+
+
+def test_a_cluster_says_when_any_of_its_masters_evicts(
+    topologies: dict[str, ClusterServers | SentinelGroup],
+) -> None:
+    """Each master has its own ``maxmemory-policy``: one that evicts is reported."""
+    cluster = topologies["cluster"]
+    assert isinstance(cluster, ClusterServers)
+    backend = open_backend(cluster.url)
+    assert backend.eviction() is None
+    master = cluster.masters()[-1]
+    client = redis.Redis(port=master.port)
+    client.config_set("maxmemory-policy", "allkeys-lru")
+    try:
+        assert backend.eviction() == "maxmemory-policy is allkeys-lru: it evicts keys"
+    finally:
+        client.config_set("maxmemory-policy", "noeviction")
+        client.close()
+        backend.close()
