@@ -467,8 +467,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def settle_arguments(args: argparse.Namespace) -> None:
-    """Fill in the defaults that depend on ``--quick``."""
+def settle_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Fill in the defaults that depend on ``--quick``; refuse ``--failover`` without replicas."""
+    if args.failover and args.topology == "server":
+        parser.error("--failover needs --topology cluster or sentinel")
     if args.fleet_sites is None:
         args.fleet_sites = QUICK_FLEET_SITES if args.quick else DEFAULT_FLEET_SITES
     if args.fleet_rounds is None:
@@ -491,7 +493,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
-    settle_arguments(args)
+    settle_arguments(args, parser)
     if min(args.fleet_sites, args.pages, args.workers, args.fleet_rounds, args.max_time) <= 0:
         parser.error("--fleet-sites, --pages, --workers, --fleet-rounds, --max-time: positive")
     if shutil.which("redis-server") is None:
@@ -504,8 +506,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Scrapy {distribution_version('scrapy')}, Twisted {distribution_version('twisted')}"
     )
     print()
-    if args.failover and args.topology == "server":
-        parser.error("--failover needs --topology cluster or sentinel")
     fleet, failures = run_rounds(
         args.fleet_sites,
         args.pages,
