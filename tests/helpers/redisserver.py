@@ -128,9 +128,9 @@ def _wait(what: str, ready: Callable[[], bool], timeout: float = START_TIMEOUT) 
         time.sleep(0.02)
 
 
-def _command(port: int, *command: str) -> Any:
+def _command(port: int, *command: str, password: str | None = None) -> Any:
     """The answer of the server on ``port`` to ``command``, decoded."""
-    client = redis.Redis(port=port, socket_timeout=1.0, decode_responses=True)
+    client = redis.Redis(port=port, password=password, socket_timeout=1.0, decode_responses=True)
     try:
         return client.execute_command(*command)  # type: ignore[no-untyped-call]
     finally:
@@ -146,7 +146,7 @@ def _pairs(answer: dict[str, Any] | list[str]) -> dict[str, str]:
 
 def replicated(server: RedisServer) -> bool:
     """Whether ``server``'s replica has every write so far (``WAIT 1``): none lost if it dies."""
-    return bool(_command(server.port, "WAIT", "1", "5000") == 1)
+    return bool(_command(server.port, "WAIT", "1", "5000", password=server.password) == 1)
 
 
 def _slot_owners(port: int) -> dict[tuple[int, int], int]:
@@ -159,8 +159,10 @@ def _cluster_ok(port: int) -> bool:
     return "cluster_state:ok" in _command(port, "CLUSTER", "INFO")
 
 
-def _info(port: int, section: str) -> dict[str, Any]:
-    client = redis.Redis(port=port, socket_timeout=1.0, socket_connect_timeout=0.2)
+def _info(port: int, section: str, password: str | None = None) -> dict[str, Any]:
+    client = redis.Redis(
+        port=port, password=password, socket_timeout=1.0, socket_connect_timeout=0.2
+    )
     try:
         return dict(client.info(section))
     finally:
@@ -317,13 +319,16 @@ class SentinelGroup:
 
     SERVICE = "robots"
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, password: str | None = None) -> None:
         self.directory = directory
+        self.password = password
+        """The master's and the replica's (``requirepass``, ``masterauth``); not the sentinels'."""
         (directory / "master").mkdir(parents=True)
         (directory / "replica").mkdir(parents=True)
-        self.master = RedisServer(directory / "master")
+        auth = [] if password is None else ["--requirepass", password, "--masterauth", password]
+        self.master = RedisServer(directory / "master", auth)
         self.replica = RedisServer(
-            directory / "replica", ["--replicaof", "127.0.0.1", str(self.master.port)]
+            directory / "replica", ["--replicaof", "127.0.0.1", str(self.master.port), *auth]
         )
         self.sentinel_ports = [free_port() for _ in range(3)]
         self.sentinels: list[subprocess.Popen[bytes]] = []
@@ -331,14 +336,18 @@ class SentinelGroup:
     @property
     def url(self) -> str:
         hosts = ",".join(f"127.0.0.1:{port}" for port in self.sentinel_ports)
-        return f"redis+sentinel://{hosts}/{self.SERVICE}/0"
+        auth = "" if self.password is None else f":{self.password}@"
+        return f"redis+sentinel://{auth}{hosts}/{self.SERVICE}/0"
 
     def start(self) -> None:
         self.master.start()
         self.replica.start()
         _wait(
             "the replica",
-            lambda: _info(self.replica.port, "replication").get("master_link_status") == "up",
+            lambda: (
+                _info(self.replica.port, "replication", self.password).get("master_link_status")
+                == "up"
+            ),
         )
         for port in self.sentinel_ports:
             directory = self.directory / f"sentinel{port}"
@@ -349,6 +358,7 @@ class SentinelGroup:
                 f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.master.port} 2\n"
                 f"sentinel down-after-milliseconds {self.SERVICE} 1000\n"
                 f"sentinel failover-timeout {self.SERVICE} 10000\n"
+                + (f"sentinel auth-pass {self.SERVICE} {self.password}\n" if self.password else "")
             )
             self.sentinels.append(
                 subprocess.Popen(
@@ -391,7 +401,7 @@ class SentinelGroup:
         self.master, self.replica = new, old
 
         def promoted() -> bool:
-            if _info(new.port, "replication")["role"] != "master":
+            if _info(new.port, "replication", self.password)["role"] != "master":
                 return False
             for port in self.sentinel_ports:
                 address = _command(port, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.SERVICE)

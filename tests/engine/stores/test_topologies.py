@@ -244,3 +244,27 @@ def test_a_cluster_says_when_any_of_its_masters_evicts(
         client.config_set("maxmemory-policy", "noeviction")
         client.close()
         backend.close()
+
+
+def test_a_password_reaches_the_servers_and_no_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Sentinel group whose servers need a password, its sentinels none; a failover."""
+    secret = "s3cret-pass"
+    group = SentinelGroup(tmp_path, password=secret)
+    try:
+        group.start()
+        backend = open_backend(group.url)
+        assert secret in group.url
+        assert secret not in backend.name
+        saved = record()
+        backend.save(saved)
+        assert replicated(group.master)
+        with caplog.at_level(logging.DEBUG, logger=STORE_LOGGER):
+            group.master.stop()
+            assert backend.load(ORIGIN) == saved  # the new master, with the password too
+        assert len(_failed_over(caplog)) == 1
+        assert not any(secret in r.getMessage() for r in caplog.records)
+        backend.close()
+    finally:
+        group.stop()
