@@ -10,7 +10,7 @@ import pytest
 
 from scrapy_robotrules.engine.stores import Backend, open_backend
 from tests.helpers.crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
-from tests.helpers.redisserver import RedisServer
+from tests.helpers.redisserver import ClusterServers, RedisServer, SentinelGroup
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -33,6 +33,30 @@ def redis_server() -> Iterator[RedisServer]:
             yield server
         finally:
             server.stop()
+
+
+@pytest.fixture
+def redis_cluster() -> Iterator[ClusterServers]:
+    """A real Redis Cluster (three masters, three replicas) per test, killed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="robotrules-cluster-") as directory:
+        cluster = ClusterServers(Path(directory))
+        try:
+            cluster.start()
+            yield cluster
+        finally:
+            cluster.stop()
+
+
+@pytest.fixture
+def redis_sentinel() -> Iterator[SentinelGroup]:
+    """A real Sentinel group (a master, a replica, three sentinels) per test, killed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="robotrules-sentinel-") as directory:
+        group = SentinelGroup(Path(directory))
+        try:
+            group.start()
+            yield group
+        finally:
+            group.stop()
 
 
 @pytest.fixture(params=["sqlite", "redis"])

@@ -158,7 +158,10 @@ def as_field_name(name: str, value: object) -> str:
 
 def as_store(value: object) -> str:
     name = "ROBOTRULES_STORE"
-    expected = "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db' or 'redis://...'"
+    expected = (
+        "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db', 'redis://...',"
+        " 'redis+cluster://...' or 'redis+sentinel://...'"
+    )
     if not isinstance(value, str):
         raise invalid(name, expected, value)
     shown = redact_url(value)
