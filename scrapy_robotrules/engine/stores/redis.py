@@ -46,7 +46,7 @@ try:
     from redis.sentinel import Sentinel
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise ImportError(
-        "ROBOTRULES_STORE = 'redis://...' needs redis-py: pip install 'scrapy-robotrules[redis]'"
+        "ROBOTRULES_STORE = 'redis://...' needs redis-py: pip install 'redis>=5'"
     ) from exc
 
 __all__ = ["FAILOVER_RETRIES", "PREFIX", "RedisBackend", "Topology", "check_url", "topology"]
