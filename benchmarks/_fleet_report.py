@@ -79,6 +79,8 @@ def render_fleet(fleet: dict[str, list[dict[str, Any]]], args: argparse.Namespac
         "pages",
         "wall",
         "pages/s (range)",
+        "robots.txt/origin",
+        "round trips/page",
     ]
     rows: list[Row] = []
     chosen: dict[str, dict[str, Any] | None] = {}
@@ -101,6 +103,8 @@ def render_fleet(fleet: dict[str, list[dict[str, Any]]], args: argparse.Namespac
                 f"{r['pages']:,}/{r['expected_pages']:,}",
                 fmt_seconds(r["wall"]) + (" (capped)" if r["capped"] else ""),
                 f"{r['pages_per_second']:.0f} ({min(speeds):.0f}-{max(speeds):.0f})",
+                f"{r['robots_served'] / r['sites']:.2f}",
+                _round_trips(r),
             ]
         )
     mem, red = chosen["memory"], chosen["redis"]
@@ -117,6 +121,8 @@ def render_fleet(fleet: dict[str, list[dict[str, Any]]], args: argparse.Namespac
                 "",
                 fmt_ratio(ratio(red["wall"], mem["wall"])),
                 fmt_ratio(ratio(red["pages_per_second"], mem["pages_per_second"])),
+                "",
+                "",
             ]
         )
     record("fleet", headers, rows)
@@ -135,9 +141,31 @@ def render_fleet(fleet: dict[str, list[dict[str, Any]]], args: argparse.Namespac
             "robots.txt served: robots.txt requests the sites server answered; request_count,",
             "hits, waited, errors: robotrules/request_count, store/hits, fleet/waited and",
             "store/errors summed over the crawlers; wall: first spider opened to last closed;",
-            "pages/s: the fleet's pages / wall.",
+            "pages/s: the fleet's pages / wall; robots.txt/origin: robots.txt served / sites;",
+            "round trips/page: commands the store's masters served the crawlers / pages.",
+            *_failover_lines(chosen.get("redis")),
         ]
     )
+
+
+def _round_trips(r: dict[str, Any]) -> str:
+    trips = r.get("round_trips")
+    if trips is None or not r["pages"]:
+        return "n/a" if r["variant"] == "redis" else ""
+    return f"{trips / r['pages']:.2f}"
+
+
+def _failover_lines(r: dict[str, Any] | None) -> list[str]:
+    """What the failover cost: robots.txt fetched again, fallbacks, WARNING lines."""
+    if r is None or not r.get("failed_over"):
+        return []
+    return [
+        f"Failover ({r['topology']}: a master killed mid-crawl, a replica took over):"
+        f" {r['robots_served'] - r['sites']:,} robots.txt fetched again,"
+        f" at most {r['most_fetches_per_origin']} per origin;"
+        f" {r['store_errors']:,} store errors; {r['failover_warnings']} 'failed over' and"
+        f" {r['fallback_warnings']} 'in-process memory store' WARNING lines.",
+    ]
 
 
 def fleet_targets(

@@ -293,7 +293,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         args.sites = QUICK_SITES if args.quick else DEFAULT_SITES
     if args.origins is None:
         args.origins = origins.QUICK_ORIGINS if args.quick else origins.DEFAULT_ORIGINS
-    fleet.settle_arguments(args)
+    fleet.settle_arguments(args, parser)
     positive = [args.sites, args.pages, args.origins, args.max_time]
     positive += [args.fleet_sites, args.workers, args.fleet_rounds]
     if min(positive) <= 0:
@@ -341,7 +341,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     rounds: dict[str, list[dict[str, Any]]] = {}
     if FLEET in args.scenario_list:
         rounds, lost = fleet.run_rounds(
-            args.fleet_sites, args.pages, args.workers, args.fleet_rounds, args.max_time
+            args.fleet_sites,
+            args.pages,
+            args.workers,
+            args.fleet_rounds,
+            args.max_time,
+            topology=args.topology,
+            failover=args.failover,
         )
         failures += lost
         print(render_fleet(rounds, args))

@@ -53,6 +53,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from benchmarks._common import (
     REPO_ROOT,
     distribution_version,
@@ -65,7 +67,11 @@ from benchmarks._crawler import Crawl, max_rss_bytes, variant_settings
 from benchmarks._docs_tables import recorded, write_recorded
 from benchmarks._fleet_report import FLEET_VARIANTS, fleet_targets, render_fleet, summarise_round
 from benchmarks.sites import ServerError, SitePlan, host_name, log_tail, sites_process
-from tests.helpers.redisserver import RedisServer  # the tests' Redis launcher
+from tests.helpers.redisserver import (  # the tests' Redis launchers
+    ClusterServers,
+    RedisServer,
+    SentinelGroup,
+)
 
 DEFAULT_PAGES = 5
 DEFAULT_MAX_TIME = 120.0
@@ -169,24 +175,98 @@ class FleetError(RuntimeError):
     """A fleet round could not run to its end (the message says why)."""
 
 
+TOPOLOGIES = ("server", "cluster", "sentinel")
+"""What the redis variant runs on: one server, a Redis Cluster, or a Sentinel group."""
+
+NOT_ROUND_TRIPS = frozenset(
+    {"info", "ping", "replconf", "publish", "subscribe", "psync", "sync", "client", "role"}
+)
+"""Commands a master serves its sentinels and replicas, not the crawlers."""
+
+
+class StoreUnderTest:
+    """The redis variant's store: its URL, its masters' command counts, and a failover."""
+
+    def __init__(self, topology: str, directory: Path) -> None:
+        self.topology = topology
+        self.launcher: RedisServer | ClusterServers | SentinelGroup
+        if topology == "cluster":
+            self.launcher = ClusterServers(directory)
+        elif topology == "sentinel":
+            self.launcher = SentinelGroup(directory)
+        else:
+            directory.mkdir()
+            self.launcher = RedisServer(directory)
+        self.failed_over = False
+
+    @property
+    def url(self) -> str:
+        return self.launcher.url
+
+    def masters(self) -> list[RedisServer]:
+        if isinstance(self.launcher, ClusterServers):
+            return self.launcher.masters()
+        if isinstance(self.launcher, SentinelGroup):
+            return [self.launcher.master]
+        return [self.launcher]
+
+    def reset_counts(self) -> None:
+        """Forget the commands served so far (the launcher's own readiness checks)."""
+        for master in self.masters():
+            client = redis.Redis(port=master.port)
+            client.config_resetstat()
+            client.close()
+
+    def round_trips(self) -> int:
+        """Commands the live masters served the crawlers since :meth:`reset_counts`."""
+        total = 0
+        for master in self.masters():
+            client = redis.Redis(port=master.port)
+            stats = client.info("commandstats")
+            client.close()
+            for name, figures in stats.items():
+                command = name.removeprefix("cmdstat_").split("|")[0]
+                if command not in NOT_ROUND_TRIPS:
+                    total += int(figures["calls"])
+        return total
+
+    def records(self) -> int:
+        """robots.txt records the store holds now."""
+        found = 0
+        for master in self.masters():
+            client = redis.Redis(port=master.port)
+            found += sum(1 for _ in client.scan_iter(match="robotrules:robots:*", count=1000))
+            client.close()
+        return found
+
+    def fail_over(self) -> None:
+        """Kill a master; a replica takes over (a cluster's promoted, a group's by sentinels)."""
+        if isinstance(self.launcher, ClusterServers):
+            self.launcher.fail_over(self.launcher.masters()[0])
+        elif isinstance(self.launcher, SentinelGroup):
+            self.launcher.fail_over()
+        else:
+            raise FleetError("--failover needs --topology cluster or sentinel")
+        self.failed_over = True
+
+
 @contextmanager
-def redis_server(directory: Path) -> Iterator[str]:
-    """A fresh ``redis-server`` on a free port of 127.0.0.1, killed on exit; its URL.
+def redis_store(directory: Path, topology: str = "server") -> Iterator[StoreUnderTest]:
+    """A fresh Redis ``topology`` on free ports of 127.0.0.1, killed on exit.
 
     Started as the tests start theirs (``tests/helpers/redisserver.py``).
     """
     if shutil.which("redis-server") is None:
         raise FleetError(REDIS_MISSING)
-    directory.mkdir()
-    server = RedisServer(directory)
+    store = StoreUnderTest(topology, directory)
     try:
-        server.start()
-    except RuntimeError as exc:
-        raise FleetError(str(exc)) from None
-    try:
-        yield server.url
+        try:
+            store.launcher.start()
+        except RuntimeError as exc:
+            raise FleetError(str(exc)) from None
+        yield store
     finally:
-        server.stop()
+        store.launcher.stop()
 
 
 REDIS_MISSING = (
@@ -203,9 +283,20 @@ def stop_process(proc: subprocess.Popen[Any]) -> None:
 
 
 def run_fleet_round(
-    variant: str, sites: int, pages: int, workers: int, max_time: float
+    variant: str,
+    sites: int,
+    pages: int,
+    workers: int,
+    max_time: float,
+    *,
+    topology: str = "server",
+    failover: bool = False,
 ) -> dict[str, Any]:
-    """One fleet crawl: the sites server, ``workers`` crawlers at once, Redis if ``variant``."""
+    """One fleet crawl: the sites server, ``workers`` crawlers at once, Redis if ``variant``.
+
+    ``failover``: a master is killed (and a replica takes over) once the
+    store holds half the sites' robots.txt records, the crawlers still at work.
+    """
     with tempfile.TemporaryDirectory(prefix="robotrules-fleet-") as tmp, ExitStack() as stack:
         directory = Path(tmp)
 
@@ -234,8 +325,10 @@ def run_fleet_round(
             return line.strip()
 
         store = "memory"
+        shared: StoreUnderTest | None = None
         if variant == "redis":
-            store = stack.enter_context(redis_server(directory / "redis"))
+            shared = stack.enter_context(redis_store(directory / "redis", topology))
+            store = shared.url
         size = [f"--sites={sites}", f"--pages={pages}"]
         server = stack.enter_context(sites_process(sites, pages, directory / "server.log"))
         port = server.port
@@ -257,12 +350,18 @@ def run_fleet_round(
         for k, proc in enumerate(crawlers):
             if first_line(f"worker{k}", proc) != "ready":
                 raise FleetError(f"worker{k} said something else than 'ready'")
+        if shared is not None:
+            shared.reset_counts()
         go = time.time()
         for proc in crawlers:
             assert proc.stdin is not None
             proc.stdin.write("go\n")
             proc.stdin.close()
         deadline = time.monotonic() + max_time + 60
+        if shared is not None and failover:
+            while shared.records() < sites // 2 and any(p.poll() is None for p in crawlers):
+                time.sleep(0.05)
+            shared.fail_over()
         answers: list[dict[str, Any]] = []
         for k, proc in enumerate(crawlers):
             assert proc.stdout is not None
@@ -281,14 +380,29 @@ def run_fleet_round(
             answers.append(json.loads(lines[-1]))
         ended = time.time()
         served = server.finish()
+        trips = shared.round_trips() if shared is not None and not shared.failed_over else None
+        logs = [(directory / f"worker{k}.log").read_text() for k in range(workers)]
 
-    return summarise_round(
+    summary = summarise_round(
         variant, sites, pages, workers, answers=answers, served=served, span=ended - go
     )
+    summary["topology"] = topology if variant == "redis" else "memory"
+    summary["round_trips"] = trips
+    summary["failed_over"] = failover and variant == "redis"
+    summary["failover_warnings"] = sum(log.count("failed over") for log in logs)
+    summary["fallback_warnings"] = sum(log.count("in-process memory store") for log in logs)
+    return summary
 
 
 def run_rounds(
-    sites: int, pages: int, workers: int, rounds: int, max_time: float
+    sites: int,
+    pages: int,
+    workers: int,
+    rounds: int,
+    max_time: float,
+    *,
+    topology: str = "server",
+    failover: bool = False,
 ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
     """Every round of both variants, alternating which goes first; (rounds, failures)."""
     fleet: dict[str, list[dict[str, Any]]] = {variant: [] for variant in FLEET_VARIANTS}
@@ -300,7 +414,9 @@ def run_rounds(
                 f"fleet, {variant}, round {n + 1}/{rounds}: {workers} crawlers x {sites} sites ..."
             )
             try:
-                answer = run_fleet_round(variant, sites, pages, workers, max_time)
+                answer = run_fleet_round(
+                    variant, sites, pages, workers, max_time, topology=topology, failover=failover
+                )
             except (FleetError, ServerError) as exc:
                 failures.append(f"fleet {variant} round {n + 1}: {exc}")
                 progress(f"  failed: {exc}")
@@ -330,6 +446,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"crawler processes of the fleet (default {DEFAULT_WORKERS})",
     )
     parser.add_argument(
+        "--topology",
+        choices=TOPOLOGIES,
+        default="server",
+        help="what the redis variant's store runs on: one redis-server (default), a Redis"
+        " Cluster of three masters and three replicas, or a master, a replica and three"
+        " sentinels",
+    )
+    parser.add_argument(
+        "--failover",
+        action="store_true",
+        help="kill a master of the cluster or sentinel group mid-crawl (once the store holds"
+        " half the robots.txt records); a replica takes over",
+    )
+    parser.add_argument(
         "--fleet-rounds",
         type=int,
         help=f"fleet crawls per variant, alternating (default {DEFAULT_FLEET_ROUNDS}, "
@@ -337,8 +467,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def settle_arguments(args: argparse.Namespace) -> None:
-    """Fill in the defaults that depend on ``--quick``."""
+def settle_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Fill in the defaults that depend on ``--quick``; refuse ``--failover`` without replicas."""
+    if args.failover and args.topology == "server":
+        parser.error("--failover needs --topology cluster or sentinel")
     if args.fleet_sites is None:
         args.fleet_sites = QUICK_FLEET_SITES if args.quick else DEFAULT_FLEET_SITES
     if args.fleet_rounds is None:
@@ -361,7 +493,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
-    settle_arguments(args)
+    settle_arguments(args, parser)
     if min(args.fleet_sites, args.pages, args.workers, args.fleet_rounds, args.max_time) <= 0:
         parser.error("--fleet-sites, --pages, --workers, --fleet-rounds, --max-time: positive")
     if shutil.which("redis-server") is None:
@@ -375,7 +507,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print()
     fleet, failures = run_rounds(
-        args.fleet_sites, args.pages, args.workers, args.fleet_rounds, args.max_time
+        args.fleet_sites,
+        args.pages,
+        args.workers,
+        args.fleet_rounds,
+        args.max_time,
+        topology=args.topology,
+        failover=args.failover,
     )
     print(render_fleet(fleet, args))
     print()
@@ -401,7 +539,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def describe(args: argparse.Namespace) -> str:
     return (
         f"fleet benchmark: {args.workers} crawler processes, {args.fleet_sites:,} sites x "
-        f"{args.pages} pages, ROBOTRULES_STORE memory vs redis, {args.fleet_rounds} "
+        f"{args.pages} pages, ROBOTRULES_STORE memory vs redis (on a {args.topology}"
+        f"{', failing over mid-crawl' if args.failover else ''}), {args.fleet_rounds} "
         f"round{'' if args.fleet_rounds == 1 else 's'} each, "
         f"cap {args.max_time:.0f} s per crawl"
     )

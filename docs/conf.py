@@ -3,7 +3,9 @@
 Built with warnings as errors (``tests/test_docs.py`` runs
 ``sphinx-build -W --keep-going``): a broken reference, a setting the code
 reads but the reference lacks, or a docstring that is no valid
-reStructuredText fails the tests.
+reStructuredText fails the tests. The build imports the package (its
+version, autodoc, the settings table), so ``docs/requirements.txt``
+installs it with its dependencies.
 """
 
 from __future__ import annotations
@@ -11,10 +13,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from sphinx.errors import ConfigError
+
 DOCS = Path(__file__).resolve().parent
+# The checkout's package, whatever version the environment holds, is the one
+# documented; its dependencies come from the environment.
 sys.path[:0] = [str(DOCS.parent), str(DOCS / "_ext")]
 
-import scrapy_robotrules  # noqa: E402
+try:
+    import scrapy  # noqa: F401  (autodoc and the settings reference import the Scrapy layer)
+
+    import scrapy_robotrules
+except ImportError as missing:
+    raise ConfigError(
+        f"the documentation imports scrapy-robotrules and its dependencies, and"
+        f" {missing.name} is missing: run pip install -r docs/requirements.txt"
+        f" at the repository's root"
+    ) from missing
 
 project = "scrapy-robotrules"
 author = "scrapy-robotrules contributors"
@@ -39,6 +54,10 @@ myst_heading_anchors = 2
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "show-inheritance": True}
+
+# A literal block (``::``) is shown as it is: most are log lines, shell
+# commands, robots.txt files; Python is marked ``.. code-block:: python``.
+highlight_language = "none"
 
 html_theme = "furo"
 html_title = f"scrapy-robotrules {release}"

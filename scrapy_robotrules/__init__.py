@@ -48,6 +48,7 @@ __all__ = [
     "Outcome",
     "PageDirectives",
     "PageDirectivesMiddleware",
+    "PageNofollow",
     "PolicyError",
     "Precedence",
     "RequestRate",
@@ -83,6 +84,7 @@ __version__ = "1.0.0"
 _SCRAPY_LAYER = {
     "Addon": ".crawl.addon",
     "PageDirectivesMiddleware": ".crawl.pages.directive_middleware",
+    "PageNofollow": ".crawl.exceptions",
     "RobotParser": ".crawl.robotparser",
     "RobotRulesExtension": ".crawl.extension",
     "RobotRulesMiddleware": ".crawl.middleware",
@@ -102,6 +104,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.config.settings import (
         RobotRulesSettingError as RobotRulesSettingError,
     )
+    from scrapy_robotrules.crawl.exceptions import PageNofollow as PageNofollow
     from scrapy_robotrules.crawl.exceptions import RobotsTxtForbidden as RobotsTxtForbidden
     from scrapy_robotrules.crawl.exceptions import RobotsTxtNotFetched as RobotsTxtNotFetched
     from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch as RobotsTxtPinMismatch
@@ -132,4 +135,6 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_SCRAPY_LAYER})
+    """The public names and the module's dunders: not the imports that build them."""
+    dunders = (name for name in globals() if name.startswith("__") and name.endswith("__"))
+    return sorted({*__all__, *dunders})

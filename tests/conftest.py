@@ -14,7 +14,7 @@ from tests.helpers.crawling import (  # noqa: F401  (the ``mockserver`` fixture)
     SCRAPY_VERSION,
     mockserver_fixture,
 )
-from tests.helpers.redisserver import RedisServer
+from tests.helpers.redisserver import ClusterServers, RedisServer, SentinelGroup
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -61,6 +61,30 @@ def redis_server() -> Iterator[RedisServer]:
             yield server
         finally:
             server.stop()
+
+
+@pytest.fixture
+def redis_cluster() -> Iterator[ClusterServers]:
+    """A real Redis Cluster (three masters, three replicas) per test, killed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="robotrules-cluster-") as directory:
+        cluster = ClusterServers(Path(directory))
+        try:
+            cluster.start()
+            yield cluster
+        finally:
+            cluster.stop()
+
+
+@pytest.fixture
+def redis_sentinel() -> Iterator[SentinelGroup]:
+    """A real Sentinel group (a master, a replica, three sentinels) per test, killed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="robotrules-sentinel-") as directory:
+        group = SentinelGroup(Path(directory))
+        try:
+            group.start()
+            yield group
+        finally:
+            group.stop()
 
 
 @pytest.fixture(params=["sqlite", "redis"])

@@ -4,16 +4,21 @@ The settings reference takes every type, default and range from the
 settings table when it is built (``docs/_ext/robotrules_docs.py``); these
 tests check what is written by hand against the code: one entry per
 setting, every stats key the code sets, every public name, the behaviour
-contract and the sections the code cites, and README's landing page.
+contract and the sections the code cites, README's landing page (which a
+package index shows alone, so its links are absolute), and a newcomer's
+first steps: the install README gives is the docs' too, the documented
+build installs what it imports, and log lines are not shown as Python.
 """
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +29,8 @@ from tests.helpers.emitted_stats import emitted, matches
 from tests.helpers.vectors import shared_dir
 
 DOCS = REPO_ROOT / "docs"
+DOCS_SITE = "https://scrapy-robotrules.readthedocs.io/en/latest/"
+"""Where the documentation is published: README's links go there."""
 PACKAGE = REPO_ROOT / "scrapy_robotrules"
 SPEC = DOCS / "spec.md"
 SPEC_CITED = re.compile(r"\bSPEC (\d+)((?:(?:-|, | and | or )\d+)*)")
@@ -34,8 +41,10 @@ def _text(relative: str) -> str:
     return (DOCS / relative).read_text(encoding="utf-8")
 
 
-def test_the_documentation_builds_with_warnings_as_errors(tmp_path: Path) -> None:
-    html = tmp_path / "html"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The HTML site, built once for the module with warnings as errors."""
+    html = tmp_path_factory.mktemp("docs") / "html"
     try:
         import sphinx  # noqa: F401
     except ImportError:
@@ -48,8 +57,102 @@ def test_the_documentation_builds_with_warnings_as_errors(tmp_path: Path) -> Non
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    settings = (html / "reference" / "settings.html").read_text(encoding="utf-8")
+    return html
+
+
+def test_the_documentation_builds_with_warnings_as_errors(built: Path) -> None:
+    settings = (built / "reference" / "settings.html").read_text(encoding="utf-8")
     assert all(f'id="{name.lower().replace("_", "-")}"' in settings for name in TABLE)
+
+
+def test_the_documented_build_installs_the_package_it_imports() -> None:
+    # conf.py and the extension import the package and Scrapy; the documented
+    # command (pip install -r docs/requirements.txt, at the root) must install
+    # them. pip reads a path in a requirements file from where it runs.
+    lines = [
+        line.partition("#")[0].strip()
+        for line in _text("requirements.txt").splitlines()
+        if line.partition("#")[0].strip()
+    ]
+    paths = [line.removeprefix("-e").strip() for line in lines if line.startswith(("-e", "."))]
+    assert [(REPO_ROOT / path).resolve() for path in paths] == [REPO_ROOT], lines
+    documented = "pip install -r docs/requirements.txt && sphinx-build docs docs/_build"
+    readme = (REPO_ROOT / "README.rst").read_text(encoding="utf-8")
+    assert documented in readme
+    assert documented in _text("development.rst")
+    # The documentation site builds the same way, warnings as errors.
+    site = (REPO_ROOT / ".readthedocs.yaml").read_text(encoding="utf-8")
+    assert "- requirements: docs/requirements.txt\n" in site
+    assert "configuration: docs/conf.py\n" in site
+    assert "fail_on_warning: true\n" in site
+
+
+_BLOCK = re.compile(
+    r'<div class="highlight-(\w+) notranslate"><div class="highlight"><pre>(.*?)</pre>', re.S
+)
+"""A literal block of a built page, and the language Sphinx highlighted it as."""
+_LOG_LINE = re.compile(
+    r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"  # Scrapy's log format: its timestamp
+    r"|\[[\w.]+\] (?:DEBUG|INFO|WARNING|ERROR|CRITICAL):"  # the same without it
+    r"|Forbidden by robots\.txt"  # a drop reason
+    r"|'robotrules/)"  # the stats dump at close
+)
+_PYTHON = re.compile(r"^(?:from \w[\w.]* import |import \w|class \w|def \w|[A-Z][A-Z_]+ = )")
+
+
+def _blocks(built: Path) -> list[tuple[str, str, str]]:
+    """(page, language, text) of every literal block of the built site."""
+    found = []
+    for page in sorted(built.rglob("*.html")):
+        for language, body in _BLOCK.findall(page.read_text(encoding="utf-8")):
+            text = html.unescape(re.sub(r"<[^>]+>", "", body))
+            found.append((page.relative_to(built).as_posix(), language, text))
+    return found
+
+
+def test_log_excerpts_are_not_highlighted_as_python(built: Path) -> None:
+    blocks = _blocks(built)
+    logs = [(page, language) for page, language, text in blocks if _LOG_LINE.match(text)]
+    assert len(logs) >= 4, "the scan finds the log excerpts"
+    assert any(page == "getting-started.html" for page, _ in logs)
+    assert [(page, language) for page, language in logs if language not in {"none", "text"}] == []
+    # The Python snippets stay highlighted: a ``::`` block is shown as it is.
+    python = [(page, language) for page, language, text in blocks if _PYTHON.match(text)]
+    assert len(python) >= 10, "the scan finds the Python snippets"
+    assert [(page, language) for page, language in python if language != "python"] == []
+
+
+def _readme() -> Any:
+    """README's document tree, as a package index renders it: its links resolved."""
+    import docutils.core
+
+    return docutils.core.publish_doctree(
+        (REPO_ROOT / "README.rst").read_text(encoding="utf-8"),
+        settings_overrides={"report_level": 2, "halt_level": 2, "syntax_highlight": "none"},
+    )
+
+
+def test_the_docs_install_as_readme_does(built: Path) -> None:
+    from docutils import nodes
+
+    (install,) = [
+        section for section in _readme().findall(nodes.section) if section[0].astext() == "Install"
+    ]
+    commands = [block.astext() for block in install.findall(nodes.literal_block)]
+    assert any("@ git+https://" in command for command in commands), "from a VCS URL"
+    lines = [line for command in commands for line in command.splitlines()]
+    assert "pip install ." in lines, "from a checkout"
+    blocks = _blocks(built)
+    for shown in ("index.html", "getting-started.html"):
+        texts = {text.strip() for page, _, text in blocks if page == shown}
+        assert [command for command in commands if command.strip() not in texts] == [], shown
+    # Nothing tells a newcomer to install the package from an index it is not on.
+    from_index = re.compile(
+        r"pip install ['\"]?scrapy-robotrules(?:\[[\w,]+\])?['\"]?(?=\s|$)(?!\s*@)", re.M
+    )
+    pages = [REPO_ROOT / "README.rst", *sorted(DOCS.rglob("*.rst"))]
+    said = [page.name for page in pages if from_index.search(page.read_text(encoding="utf-8"))]
+    assert said == []
 
 
 def test_every_setting_of_the_table_has_one_entry_and_no_other() -> None:
@@ -155,6 +258,16 @@ def test_readme_is_a_landing_page() -> None:
     assert len(readme.splitlines()) <= 200
     example = "cd example_project && ../.venv/bin/scrapy crawl demo"
     assert readme.index(example) < readme.index("bash .ci/run") < readme.index("Install")
-    linked = set(re.findall(r"<(docs/[\w/-]+\.(?:rst|md))>", readme))
-    assert linked, "README links into the documentation"
-    assert [page for page in linked if not (REPO_ROOT / page).is_file()] == []
+    # A package index page shows README alone: a relative link goes nowhere.
+    from docutils import nodes
+
+    tree = _readme()
+    links = [node["refuri"] for node in tree.findall(nodes.reference) if "refuri" in node]
+    assert [link for link in links if not link.startswith("https://")] == []
+    assert not [node for node in tree.findall(nodes.reference) if "refname" in node]
+    # Its links into the documentation name pages the site has.
+    site = re.compile(re.escape(DOCS_SITE) + r"([\w/-]+)\.html")
+    pages = {found[1] for link in links if (found := site.fullmatch(link))}
+    assert {"getting-started", "reference/settings", "changes"} <= pages
+    sources = {path.relative_to(DOCS).with_suffix("").as_posix() for path in DOCS.rglob("*.*")}
+    assert sorted(pages - sources) == []

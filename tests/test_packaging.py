@@ -93,12 +93,17 @@ def test_the_wheel_holds_the_package_only(archives: tuple[Path, Path]) -> None:
     assert not [name for name in files if name.startswith("tests/") or name.endswith(".pyc")]
 
 
+def _metadata(wheel: Path) -> str:
+    """The wheel's METADATA, what a package index shows."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        return archive.read(name).decode()
+
+
 def test_the_metadata_says_what_pypi_shows(archives: tuple[Path, Path]) -> None:
     import scrapy_robotrules
 
-    with zipfile.ZipFile(archives[1]) as archive:
-        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
-        metadata = archive.read(name).decode()
+    metadata = _metadata(archives[1])
     assert f"Version: {scrapy_robotrules.__version__}\n" in metadata
     classifiers = set(re.findall(r"^Classifier: (.+)$", metadata, re.MULTILINE))
     assert {
@@ -114,6 +119,21 @@ def test_the_metadata_says_what_pypi_shows(archives: tuple[Path, Path]) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_metadata_links_home_documentation_and_changelog(
+    archives: tuple[Path, Path],
+) -> None:
+    urls = dict(re.findall(r"^Project-URL: ([^,]+), (\S+)$", _metadata(archives[1]), re.M))
+    assert {"Homepage", "Documentation", "Changelog"} <= set(urls), urls
+    assert [url for url in urls.values() if not url.startswith("https://")] == []
+    # The changelog is the documentation's page of CHANGES.rst; README links
+    # to the same site.
+    documentation = urls["Documentation"]
+    assert urls["Changelog"].startswith(documentation)
+    assert urls["Changelog"].endswith("/changes.html")
+    assert (ROOT / "docs" / "changes.rst").is_file()
+    assert documentation in (ROOT / "README.rst").read_text(encoding="utf-8")
 
 
 def _tested_minors() -> set[int]:

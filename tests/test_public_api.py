@@ -161,3 +161,11 @@ def test_an_untyped_caller_gets_a_clear_error() -> None:
         robots.explain("/", "bot", agent_match=untyped)
     with pytest.raises(ValueError, match="precedence must be one of"):
         scrapy_robotrules.RobotRules("bot", precedence=untyped)
+
+
+def test_dir_lists_the_public_names_and_dunders_only() -> None:
+    listed = dir(scrapy_robotrules)
+    assert {"TYPE_CHECKING", "annotations"}.isdisjoint(listed)
+    plain = {name for name in listed if not name.startswith("__")}
+    assert plain == set(scrapy_robotrules.__all__)
+    assert {"__version__", "__all__", "__doc__"} <= set(listed)

@@ -1,4 +1,4 @@
-"""The demo's local site: three origins on one Twisted web server, inside the crawl process.
+"""The demo's local site: three origins on one local web server, inside the crawl process.
 
 ``shop``, ``blog`` and ``flaky`` are host names under ``.localhost`` (RFC 6761:
 loopback), told apart by the ``Host`` header, all on one port of 127.0.0.1:
@@ -10,37 +10,29 @@ loopback), told apart by the ``Host`` header, all on one port of 127.0.0.1:
   group of its own (a named group never inherits from ``*``).
 - ``flaky`` answers its first three robots.txt fetches with 503 and 200
   afterwards: Scrapy's own RetryMiddleware tries twice more at once (retries
-  apply to robots.txt as to any request), then scrapy-robotrules holds the
+  apply to robots.txt as to any request), then scrapy-robotrules parks the
   origin's pages as unreachable, fetches robots.txt again after
   ``ROBOTRULES_RETRY_DELAY``, and crawls them.
 
-``LocalhostResolver`` sends ``*.localhost`` to 127.0.0.1 whatever the system
-resolver would say; other names are looked up as usual, so the same settings
-crawl real sites too.
+The server is the standard library's, in threads of its own, so the demo
+runs the same with a Twisted reactor or without one
+(``-s TWISTED_REACTOR_ENABLED=False``). It also answers as an HTTP proxy:
+the spider sends its requests to the local site through it
+(``meta["proxy"]``), so ``*.localhost`` needs no resolver of its own, in
+either mode; the URLs, origins and robots.txt files are the hosts' own.
 """
 
 from __future__ import annotations
 
 import html
 import logging
+import threading
 from collections import Counter
-from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from urllib.parse import urlsplit
 
-from scrapy.resolver import CachingThreadedResolver
-from twisted.internet import defer
-from twisted.web.resource import Resource
-from twisted.web.server import Site
-
-if TYPE_CHECKING:
-    from twisted.internet.defer import Deferred
-    from twisted.internet.posixbase import PosixReactorBase
-    from twisted.internet.tcp import Port
-    from twisted.web import http
-    from twisted.web.server import Request
-
-__all__ = ["HOSTS", "LocalSite", "LocalhostResolver"]
+__all__ = ["HOSTS", "LocalSite"]
 
 logger = logging.getLogger(__name__)
 
@@ -107,70 +99,77 @@ SITEMAP = ("/", "/products", "/products/1.html", "/products/2.html", "/about.htm
 """The shop pages its ``/sitemap.xml`` lists (robots.txt: ``Sitemap: /sitemap.xml``)."""
 
 
-class LocalhostResolver(CachingThreadedResolver):
-    """A ``TWISTED_DNS_RESOLVER``: ``localhost`` and ``*.localhost`` are 127.0.0.1."""
+class _Handler(BaseHTTPRequestHandler):
+    """One request to the local site, asked directly or through it as a proxy."""
 
-    def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:
-        host = name.lower().rstrip(".")
-        if host == "localhost" or host.endswith(".localhost"):
-            return defer.succeed("127.0.0.1")
-        return super().getHostByName(name, timeout)
+    server: _Server
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)  # absolute when asked as a proxy
+        host = (parts.hostname or self.headers.get("Host", "").rpartition(":")[0]).lower()
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        status, content_type, body = self.server.site.answer(host, path)
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # no access log
 
 
-class _QuietSite(Site):
-    """A ``Site`` without the access log and the factory start/stop messages."""
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
 
-    noisy = False
+    def __init__(self, site: LocalSite) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.site = site
 
-    def log(self, request: http.Request) -> None:
-        pass
 
-
-class LocalSite(Resource):
-    """The server: listens on a free port of 127.0.0.1 as soon as it is built, until ``stop()``.
-
-    Build it in the running reactor (from the spider's ``start()``).
-    """
-
-    isLeaf = True
+class LocalSite:
+    """The server: listens on a free port of 127.0.0.1 as soon as it is built, until ``stop()``."""
 
     def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
-        from twisted.internet import reactor
-
         self.robots_fetches: Counter[str] = Counter()
-        site = _QuietSite(self)  # type: ignore[no-untyped-call]
-        self._port: Port = cast("PosixReactorBase", reactor).listenTCP(  # type: ignore[no-untyped-call]
-            0, site, interface="127.0.0.1"
-        )
-        self.port: int = self._port.getHost().port
+        self._lock = threading.Lock()
+        self._server = _Server(self)
+        self.port: int = self._server.server_address[1]
+        self.proxy = f"http://127.0.0.1:{self.port}"
+        """The site as a proxy: a request for any of its hosts sent there reaches it."""
         self.bases = {name: f"http://{name}.localhost:{self.port}" for name in HOSTS}
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
         logger.info("local site: %s on 127.0.0.1:%d", ", ".join(self.bases.values()), self.port)
 
     def url(self, host: str, path: str = "/") -> str:
         return self.bases[host] + path
 
-    def stop(self) -> Deferred[None]:
-        return defer.maybeDeferred(self._port.stopListening)
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
 
-    def render_GET(self, request: Request) -> bytes:
-        host = request.getRequestHostname().decode("ascii", "replace").lower()  # type: ignore[no-untyped-call]
+    def answer(self, host: str, path: str) -> tuple[int, str, bytes]:
+        """Status, content type and body for ``path`` of ``host`` (``shop.localhost``)."""
         name = host.removesuffix(".localhost")
-        path = request.uri.decode("ascii", "replace")
         if name not in PAGES:
-            return self._reply(request, 404, "text/plain", b"Not Found")
+            return 404, "text/plain", b"Not Found"
         if path == "/robots.txt":
-            return self._robots(request, name)
+            return self._robots(name)
         if name == "shop" and path == "/sitemap.xml":
-            return self._reply(request, 200, "application/xml", self._sitemap())
+            return 200, "application/xml", self._sitemap()
         links = PAGES[name].get(path)
         if links is None:
-            return self._reply(request, 404, "text/plain", b"Not Found")
-        return self._reply(request, 200, "text/html; charset=utf-8", self._page(host, path, links))
+            return 404, "text/plain", b"Not Found"
+        return 200, "text/html; charset=utf-8", self._page(host, path, links)
 
-    def _robots(self, request: Request, name: str) -> bytes:
-        self.robots_fetches[name] += 1
-        fetch = self.robots_fetches[name]
+    def _robots(self, name: str) -> tuple[int, str, bytes]:
+        with self._lock:
+            self.robots_fetches[name] += 1
+            fetch = self.robots_fetches[name]
         if name == "flaky" and fetch <= FLAKY_FAILURES:
             status, body = 503, b"Service Unavailable"
         else:
@@ -178,7 +177,7 @@ class LocalSite(Resource):
         logger.info(
             "local site: robots.txt of %s answered %d (fetch %d)", self.bases[name], status, fetch
         )
-        return self._reply(request, status, "text/plain", body)
+        return status, "text/plain", body
 
     def _page(self, host: str, path: str, links: tuple[str, ...]) -> bytes:
         items = "".join(
@@ -199,9 +198,3 @@ class LocalSite(Resource):
             '<?xml version="1.0" encoding="UTF-8"?>'
             f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
         ).encode()
-
-    @staticmethod
-    def _reply(request: Request, status: int, content_type: str, body: bytes) -> bytes:
-        request.setResponseCode(status)
-        request.setHeader("Content-Type", content_type)  # type: ignore[no-untyped-call]
-        return body

@@ -1,7 +1,5 @@
 """Settings of the demo project: scrapy-robotrules enabled the Scrapy way, as an add-on."""
 
-import scrapy
-
 BOT_NAME = "demo_project"
 
 SPIDER_MODULES = ["demo_project.spiders"]
@@ -16,7 +14,8 @@ ADDONS = {"scrapy_robotrules.Addon": 0}
 
 # scrapy-robotrules settings, shown with their defaults:
 # ROBOTRULES_PRECEDENCE = "most-specific"   # or "first-match", "allow-first";
-#                                           # a spider's robotrules_precedence attribute wins
+#                                           # a spider's robotrules_precedence attribute
+#                                           # wins, but -s ROBOTRULES_PRECEDENCE beats it
 # ROBOTRULES_AGENT_MATCH = "token"          # or "substring" (the 1994 reading)
 # ROBOTRULES_USER_AGENT = None              # None: ROBOTSTXT_USER_AGENT, then USER_AGENT
 # ROBOTRULES_CRAWL_DELAY = True             # obey Crawl-delay
@@ -35,13 +34,6 @@ ADDONS = {"scrapy_robotrules.Addon": 0}
 
 # The flaky origin answers 503 three times: fetch its robots.txt again after 1 s, not 5 s.
 ROBOTRULES_RETRY_DELAY = 1
-
-# The local site resolves *.localhost to 127.0.0.1; other names are looked up as usual.
-# (Scrapy 2.15 renamed DNS_RESOLVER to TWISTED_DNS_RESOLVER.)
-if scrapy.version_info >= (2, 15):
-    TWISTED_DNS_RESOLVER = "demo_project.localsite.LocalhostResolver"
-else:
-    DNS_RESOLVER = "demo_project.localsite.LocalhostResolver"
 
 # Bounds for a real site (-a url=...): three links deep, at most 30 responses.
 DEPTH_LIMIT = 3

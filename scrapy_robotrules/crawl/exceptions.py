@@ -1,5 +1,7 @@
 """Why robots.txt handling drops a request, as exceptions a spider's errback receives.
 
+And why the page directives drop one a callback yielded (:class:`PageNofollow`).
+
 All are Scrapy's ``IgnoreRequest``, so a request dropped here is
 handled like one Scrapy's own middleware drops. They pickle (a JOBDIR crawl
 saves them in request meta). SPEC 8: a forbidden request, one whose origin
@@ -19,9 +21,11 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.robots.decision import Decision
 
 __all__ = [
+    "LET_THROUGH",
     "TDMREP_REFUSAL",
     "DropReason",
     "FetchClosing",
+    "PageNofollow",
     "RobotsTxtForbidden",
     "RobotsTxtNotFetched",
     "RobotsTxtPinMismatch",
@@ -102,7 +106,7 @@ class RobotsTxtPinMismatch(RobotsTxtUnreachable):
 
     def __init__(self, origin: str, seconds: float, error: str) -> None:
         super().__init__(origin, seconds, error)
-        IgnoreRequest.__init__(self, f"{error}: {origin}/robots.txt held for {seconds:.1f} s")
+        IgnoreRequest.__init__(self, f"{error}: parked {seconds:.1f} s for {origin}/robots.txt")
 
 
 class RobotsTxtNotFetched(IgnoreRequest):
@@ -122,6 +126,30 @@ class RobotsTxtNotFetched(IgnoreRequest):
 
 DropReason = RobotsTxtForbidden | RobotsTxtUnreachable | RobotsTxtNotFetched
 """Why robots.txt handling dropped a request."""
+
+
+class PageNofollow(IgnoreRequest):
+    """A request a callback yielded from a page that says ``nofollow`` (or links it so).
+
+    ``why``: ``"nofollow"`` (the page's rules) or ``"nofollow_link"`` (its
+    ``rel="nofollow"`` link), the ``robotrules/page/requests/`` stat it counts.
+    Not a robots.txt drop: counted there only, outside the offered requests.
+    """
+
+    def __init__(self, why: str, reason: str, page: str) -> None:
+        self.why = why
+        self.reason = reason
+        self.page = page
+        super().__init__(f"Dropped for {why.replace('_', ' ')}: {reason} ({page})")
+
+    def __reduce__(self) -> tuple[type[PageNofollow], tuple[str, str, str]]:
+        # Kept in request meta, which JOBDIR crawls pickle.
+        return type(self), (self.why, self.reason, self.page)
+
+
+LET_THROUGH = (RobotsTxtForbidden, RobotsTxtUnreachable, PageNofollow)
+"""What a dropped request carries in ``DECIDED`` when let through for its errback: the
+downloader middleware raises it at once."""
 
 
 class FetchClosing(Exception):

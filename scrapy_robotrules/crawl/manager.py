@@ -185,6 +185,9 @@ class RobotsManager:
         )
         """Whether an allowed answer holds for a duplicate as it is: not when a site policy,
         a tdmrep.json or the audit trail has its own say on each request."""
+        self.raises_let_through = False
+        """Whether the downloader middleware is in the crawl, to raise why a request let
+        through for its errback was dropped (set by it: see ``exceptions.LET_THROUGH``)."""
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod

@@ -5,7 +5,12 @@ It takes the place of Scrapy's ``RobotsTxtMiddleware`` (priority 100).
 lets one request through unchecked; ``data:`` and ``file:`` URLs are never
 checked. A request robots.txt does not allow is dropped with
 ``IgnoreRequest``, whose message says why: the deciding rule and its line,
-or that robots.txt stayed unreachable.
+or that robots.txt stayed unreachable. A request dropped earlier but let
+through for its errback (at the gate, or for a page's ``nofollow``) is
+raised here at once, never downloaded. Enabled by hand with Scrapy's own
+middleware left on, it refuses that one's robots.txt requests (one WARNING
+names the setting that switches it off): robots.txt is fetched once, and
+decided here alone.
 
 SPEC 7 (a drop says why) and 8 (the final gate of every request).
 """
@@ -15,22 +20,27 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from scrapy import Request
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http.request import NO_CALLBACK
 
+from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.deciding.verdicts import SHADOWED
 from scrapy_robotrules.crawl.exceptions import (
+    LET_THROUGH,
     DropReason,
-    RobotsTxtForbidden,
     RobotsTxtNotFetched,
     RobotsTxtUnreachable,
 )
 from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.crawl.reporting.reporter import ROBOTS_REQUEST
 from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, RULES, Carried
 from scrapy_robotrules.crawl.sitemaps import Sitemaps
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
-    from scrapy import Request, Spider
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
@@ -41,6 +51,21 @@ __all__ = ["RobotRulesMiddleware"]
 
 logger = logging.getLogger(__name__)
 
+OURS = "scrapy_robotrules.RobotRulesMiddleware"
+BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+
+
+def _builtins_robots_txt(request: Request) -> bool:
+    """Whether ``request`` is the robots.txt request of Scrapy's own middleware."""
+    meta = request.meta
+    return (
+        request.callback is NO_CALLBACK
+        and request.priority == RobotsTxtMiddleware.DOWNLOAD_PRIORITY
+        and not meta.get(ROBOTS_REQUEST)
+        and bool(meta.get("dont_obey_robotstxt"))
+        and request.url.endswith("/robots.txt")
+    )
+
 
 class RobotRulesMiddleware:
     """Decides each request by its origin's robots.txt, waiting for the file if need be."""
@@ -48,11 +73,29 @@ class RobotRulesMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.manager = RobotsManager.for_component(crawler)
+        self.manager.raises_let_through = True
         self.report = self.manager.report
         self.slot_wait = self.manager.slot_wait
         self.carrier = self.manager.carrier
         self.sitemaps = Sitemaps(crawler, self.manager)
         """Sitemaps from the same fetch (sitemaps.py): a SitemapSpider's robots.txt answered."""
+        self.builtin_beside = (
+            compat.component_priority(
+                crawler.settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware
+            )
+            is not None
+        )
+        """Scrapy's own middleware is on too (this one enabled by hand, the built-in left on)."""
+        if self.builtin_beside:
+            self.report.builtin.beside = True
+            logger.warning(
+                "Scrapy's RobotsTxtMiddleware is enabled beside %(ours)s: its robots.txt"
+                " requests are refused here (robots.txt is fetched once, by this package,"
+                " which decides alone). Switch it off: DOWNLOADER_MIDDLEWARES ="
+                ' {"%(builtin)s": None}',
+                {"ours": OURS, "builtin": BUILTIN},
+                extra={"spider": crawler.spider},
+            )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -68,6 +111,14 @@ class RobotRulesMiddleware:
         decided = meta.get(DECIDED)
         if decided != url or meta.get("dont_obey_robotstxt") or url.endswith("/robots.txt"):
             # Not most requests (decided at the gate for this URL, so checked then).
+            if isinstance(decided, LET_THROUGH):
+                # Dropped (and counted) when it was scheduled or yielded, let through
+                # for its errback: before any check, which a nofollow drop never had.
+                raise decided
+            if self.builtin_beside and _builtins_robots_txt(request):
+                # Scrapy's middleware then has no parser for the origin: it allows
+                # every request, and this one decides (see the WARNING above).
+                raise IgnoreRequest(f"robots.txt fetched by {OURS} instead")
             if not manager.checks(request):
                 manager.politeness.watch_unchecked(request)
                 return None
@@ -75,9 +126,6 @@ class RobotRulesMiddleware:
                 answer = await self.sitemaps.answer(request)
                 if answer is not None:
                     return answer
-            if isinstance(decided, (RobotsTxtForbidden, RobotsTxtUnreachable)):
-                # Decided (and counted) when it was scheduled, let through for its errback.
-                raise decided
         agent = None
         if decided == url:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.

@@ -1,4 +1,4 @@
-"""Spidermon monitors of a crawl's robots.txt: ``pip install scrapy-robotrules[spidermon]``.
+"""Spidermon monitors of a crawl's robots.txt (the ``spidermon`` extra: Spidermon installed).
 
 One line adds them to a project that runs Spidermon::
 
@@ -32,8 +32,7 @@ try:
     from spidermon.contrib.scrapy.monitors.base import BaseScrapyMonitor
 except ImportError as error:  # pragma: no cover  (the tests install the extra)
     raise ImportError(
-        f"{__name__} needs Spidermon ({error}):"
-        " install it with pip install 'scrapy-robotrules[spidermon]'"
+        f"{__name__} needs Spidermon ({error}): install it with pip install 'spidermon>=1.20'"
     ) from error
 
 from scrapy_robotrules.crawl.config.table import value

@@ -37,9 +37,11 @@ DECIDED = "robotrules_decided"
 
 The URL it was allowed for (a retry of that URL carries the decision; a
 redirect to another URL is decided again, for its own origin and path), or
-the exception to raise (``RobotsTxtForbidden`` or ``RobotsTxtUnreachable``)
-when dropped but let through to the downloader so that its errback hears of
-it (the middleware raises it at once; it was counted when decided).
+the exception to raise (``RobotsTxtForbidden``, ``RobotsTxtUnreachable``, or
+``PageNofollow`` for a request a callback yielded from a nofollow page: one of
+``exceptions.LET_THROUGH``) when dropped but let through to the downloader so
+that its errback hears of it (the middleware raises it at once; it was
+counted when dropped).
 """
 AGAIN = "_robotrules_again"
 """Request meta key: the URL whose allowed decision is to be made again under its origin's

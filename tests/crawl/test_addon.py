@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -134,7 +135,38 @@ async def test_the_components_enabled_by_hand_obey_robots_txt(mockserver: MockSe
         False,
     )
     assert RobotRulesExtension in extensions
-    assert result.messages("robots.txt: 1 origins held")
+    assert result.messages("robots.txt: files kept for 1 origin, 1 fetch (1 request)")
+
+
+@async_test
+async def test_the_builtin_left_on_beside_the_middleware_fetches_nothing(
+    mockserver: MockServer,
+) -> None:
+    # Enabled by hand, as a newcomer would: the built-in stays on (ROBOTSTXT_OBEY).
+    mockserver.set_robots("site.test", Reply(body=DISALLOW_PRIVATE))
+    urls = [mockserver.url("site.test", p) for p in ("/public", "/private", "/more")]
+    settings = {
+        "ADDONS": {},
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOADER_MIDDLEWARES": {"scrapy_robotrules.RobotRulesMiddleware": 100},
+    }
+    result = await run_spider(RecordingSpider, settings, start_urls=urls)
+    middlewares, _ = enabled(result)
+    assert RobotsTxtMiddleware in middlewares
+    assert sorted(result.crawled) == sorted([urls[0], urls[2]])
+    assert result.ignored == [urls[1]]
+    # One fetch at the site, one count in each family, one decision.
+    assert len(mockserver.requests_for("site.test", "/robots.txt")) == 1
+    assert result.stats["robotstxt/request_count"] == 1
+    assert result.stats["robotrules/request_count"] == 1
+    assert result.stats["robotstxt/forbidden"] == 1
+    assert result.messages(level=logging.ERROR) == []
+    assert result.messages("RobotsTxtMiddleware is enabled beside", logging.WARNING) == [
+        "Scrapy's RobotsTxtMiddleware is enabled beside scrapy_robotrules.RobotRulesMiddleware:"
+        " its robots.txt requests are refused here (robots.txt is fetched once, by this"
+        " package, which decides alone). Switch it off: DOWNLOADER_MIDDLEWARES ="
+        ' {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None}'
+    ]
 
 
 @async_test

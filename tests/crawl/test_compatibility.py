@@ -23,7 +23,7 @@ from scrapy.http import Response
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robotrules import RobotParser
-from scrapy_robotrules.crawl.fetching.bodies import decode_body
+from scrapy_robotrules.crawl.fetching.bodies import decode_body, file_start
 from tests.helpers.crawling import RecordingSpider, async_test, run_spider
 from tests.helpers.mockserver import MockServer, Reply
 from tests.helpers.slots import SLOT_LOG, assert_released_apart, pages_released
@@ -252,10 +252,10 @@ async def test_a_gzip_bomb_robots_txt_is_read_as_far_as_max_size_in_bounded_memo
     assert result.ignored == [urls[1]]
     assert stat(result, "truncated") == 1
     assert stat(result, "origins/unreachable") == 0
-    # Unpacked to ROBOTRULES_MAX_SIZE + 1 bytes: not 20 MB, nor the 5 MB where Scrapy stops.
+    # Unpacked as far as it is read: not 20 MB, nor the 5 MB where Scrapy would stop.
     assert peak < 5_000_000, peak
     [line] = result.messages("larger than ROBOTRULES_MAX_SIZE")
-    assert "512001 > 512000" in line
+    assert "(more than 512000 bytes)" in line
 
 
 @pytest.mark.parametrize("coding", ["gzip", "deflate", "raw-deflate", "gzip-members"])
@@ -300,3 +300,18 @@ def test_decode_body_stops_at_the_limit() -> None:
     assert decode_body(twice, [b"gzip", b"gzip"], 50) == b"y" * 50
     with pytest.raises(ValueError, match="br"):
         decode_body(b"", [b"br"], 10)
+
+
+def test_a_stream_cut_by_a_stopped_download_ends_at_its_last_line_break() -> None:
+    # Stored (level 0), the stream unpacks to fewer bytes than arrived: a
+    # download stopped at the limit leaves the start of a larger file, whose
+    # last line, cut, is dropped, as the limit drops one (SPEC 1).
+    text = b"User-agent: *\nDisallow: /a\nDisallow: /abcdef\n"
+    cut = gzip.compress(text, compresslevel=0)[: -8 - 3]  # the trailer, and "ef\n"
+    assert decode_body(cut, [b"gzip"], 1_000, cut=True) == text[:-3]
+    assert file_start(cut, [b"gzip"], 1_000, stopped=True) == (text[:27], True)
+    with pytest.raises(zlib.error, match="ends early"):
+        file_start(cut, [b"gzip"], 1_000, stopped=False)
+    # Not cut short: the first ROBOTRULES_MAX_SIZE bytes, the BOM and one more.
+    whole = b"\xef\xbb\xbf" + b"x" * 2_000
+    assert file_start(whole, [], 1_000, stopped=True) == (whole[:1_004], False)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+from importlib.util import find_spec
 
 import pytest
+import scrapy
 
 from tests.helpers.demo import PROJECT, Crawl, run_demo
 
@@ -109,7 +111,10 @@ _CLOSING = re.compile(
     r" \([^)]*\): (.*)$",
     re.MULTILINE,
 )
-_SUMMARY = re.compile(r"robots\.txt: \d+ origins held, \d+ fetches, (\d+) requests forbidden")
+_SUMMARY = re.compile(
+    r"robots\.txt: files kept for \d+ origins?, \d+ fetch(?:es)? \(\d+ requests?\),"
+    r" (\d+) requests? forbidden"
+)
 
 
 @pytest.mark.parametrize("mode", [DEFAULT, FIRST_MATCH])
@@ -158,3 +163,33 @@ def test_the_readme_quotes_the_flaky_sites_log_lines(crawls: dict[str, Crawl]) -
     log = re.sub(r"localhost:\d+", "localhost:PORT", crawls[DEFAULT].log)
     for line in lines:
         assert line in log, line
+
+
+SCRAPY_VERSION = tuple(int(part) for part in scrapy.__version__.split(".")[:2])
+
+
+@pytest.mark.skipif(
+    SCRAPY_VERSION < (2, 19) or find_spec("aiohttp") is None,
+    reason=f"Scrapy {scrapy.__version__} cannot download without a Twisted reactor"
+    " (TWISTED_REACTOR_ENABLED = False downloads with aiohttp from Scrapy 2.19 on)",
+)
+def test_the_demo_runs_without_a_reactor() -> None:
+    process = run_demo("-s", "TWISTED_REACTOR_ENABLED=False")
+    try:
+        log, _ = process.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        log, _ = process.communicate()
+        pytest.fail(f"scrapy crawl demo without a reactor still running after {TIMEOUT} s:\n{log}")
+    crawl = Crawl(process.returncode, log)
+    assert crawl.returncode == 0, crawl.log
+    assert "Spider closed (finished)" in crawl.log, crawl.log
+    assert [line for line in crawl.log.splitlines() if "] ERROR:" in line] == [], crawl.log
+    assert "Traceback" not in crawl.log, crawl.log
+    assert crawl.pages("crawled") == {*ALLOWED, PRESS_KIT}, crawl.log
+    assert crawl.pages("not crawled") == FORBIDDEN, crawl.log
+    stats = crawl.stats
+    assert stats["robotrules/forbidden"] == 6, crawl.log
+    assert stats["robotrules/origins"] == 3, crawl.log
+    assert stats["robotrules/origins/unreachable"] == 1, crawl.log
+    assert "robotrules/unreachable" not in stats, crawl.log

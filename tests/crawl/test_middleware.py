@@ -124,9 +124,15 @@ async def test_stats_add_up_and_the_log_says_why(mockserver: MockServer) -> None
         f"Forbidden by robots.txt: <GET {private}> disallowed by Disallow: /private (line 2)",
         logging.DEBUG,
     )
-    assert result.messages("robots.txt unreachable: ", logging.WARNING)
-    (summary,) = result.messages("robots.txt: 2 origins held", logging.INFO)
-    assert "1 requests forbidden, 1 dropped as unreachable" in summary
+    [unreachable] = result.messages("robots.txt unreachable: http", logging.WARNING)
+    assert "(HTTP 503); its requests are parked, next try in " in unreachable
+    down = mockserver.url("down.test", "")
+    [dropping] = result.messages("robots.txt unreachable: dropping", logging.WARNING)
+    assert dropping == (
+        f"robots.txt unreachable: dropping 1 request for {down}, parked for 0.3 s (HTTP 503)"
+    )
+    (summary,) = result.messages("robots.txt: files kept for 2 origins", logging.INFO)
+    assert "1 request forbidden, 1 dropped as unreachable" in summary
     assert "slowest robots.txt: http://" in summary
 
 

@@ -235,4 +235,4 @@ def test_without_spidermon_the_package_imports_and_the_monitors_say_what_to_inst
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert "pip install 'scrapy-robotrules[spidermon]'" in done.stdout
+    assert "pip install 'spidermon>=1.20'" in done.stdout

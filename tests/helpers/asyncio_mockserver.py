@@ -73,7 +73,7 @@ class AsyncioMockServer(Sites):
                 reply = await waiting
             elif reply.delay:
                 await asyncio.sleep(reply.delay)
-            return await self._respond(request, reply)
+            return await self._respond(request, reply, host.lower(), path)
         finally:
             # The client gone (a timeout), or answered: no longer held.
             self._tasks.discard(task)
@@ -85,7 +85,9 @@ class AsyncioMockServer(Sites):
         if waiting is not None and not waiting.done():
             waiting.set_result(reply)
 
-    async def _respond(self, request: web.BaseRequest, reply: Reply) -> web.StreamResponse:
+    async def _respond(
+        self, request: web.BaseRequest, reply: Reply, host: str, path: str
+    ) -> web.StreamResponse:
         body = gzip.compress(reply.body) if reply.gzip else reply.body
         response = web.StreamResponse(status=reply.status)
         response.headers["Content-Type"] = "text/plain"
@@ -105,7 +107,20 @@ class AsyncioMockServer(Sites):
             assert request.transport is not None
             request.transport.close()
             return response
-        await response.write(body)
+        if reply.chunk:
+            # Each piece once the connection took the one before (write waits for
+            # the transport to drain), until the client closes it.
+            sent = self._sent[(host, path)]
+            sent[0] = 0
+            for start in range(0, len(body), reply.chunk):
+                piece = body[start : start + reply.chunk]
+                sent[0] += len(piece)
+                try:
+                    await response.write(piece)
+                except ConnectionError:
+                    return response
+        else:
+            await response.write(body)
         await response.write_eof()
         return response
 

@@ -52,6 +52,9 @@ class Reply:
     ``Content-Encoding: gzip``; ``redirect_to`` becomes the ``Location``
     header of a 3xx reply. ``header_lines`` are sent after ``headers``, one
     line each, so a name may repeat (several ``X-Robots-Tag`` headers).
+    ``chunk`` sends the body (as sent: gzipped if so) that many bytes at a
+    time, each once the connection took the one before, until the client
+    closes it: ``MockServer.sent`` counts the bytes that went.
     """
 
     status: int = 200
@@ -63,6 +66,7 @@ class Reply:
     reset: bool = False
     gzip: bool = False
     header_lines: tuple[tuple[str, str], ...] = ()
+    chunk: int = 0
 
     def __post_init__(self) -> None:
         if self.redirect_to is not None and not 300 <= self.status < 400:
@@ -112,6 +116,34 @@ class _SiteConfig:
         )
 
 
+class _ChunkProducer:
+    """Writes a body ``size`` bytes at a time, as the connection asks (a pull producer)."""
+
+    def __init__(self, request: _WebRequest, body: bytes, size: int, sent: list[int]) -> None:
+        self.request = request
+        self.body = body
+        self.size = size
+        self.sent = sent
+        self.stopped = False
+        request.notifyFinish().addErrback(lambda _: self.stopProducing())
+
+    def resumeProducing(self) -> None:
+        if self.stopped:
+            return
+        start = self.sent[0]
+        if start >= len(self.body):
+            self.stopped = True
+            self.request.unregisterProducer()
+            self.request.finish()
+            return
+        piece = self.body[start : start + self.size]
+        self.sent[0] += len(piece)
+        self.request.write(piece)
+
+    def stopProducing(self) -> None:
+        self.stopped = True
+
+
 class _Transport(Protocol):
     def loseConnection(self) -> None: ...
     def abortConnection(self) -> None: ...
@@ -126,6 +158,8 @@ class _WebRequest(Protocol):
     responseHeaders: Headers
 
     def getRequestHostname(self) -> bytes: ...
+    def registerProducer(self, producer: object, streaming: bool) -> None: ...
+    def unregisterProducer(self) -> None: ...
     def getHeader(self, key: bytes) -> bytes | None: ...
     def setResponseCode(self, code: int) -> None: ...
     def setHeader(self, name: str, value: str) -> None: ...
@@ -160,6 +194,8 @@ class Sites:
         """Called with each request as it arrives, before it is answered."""
         self._sites: defaultdict[str, _SiteConfig] = defaultdict(_SiteConfig)
         self._held_at: dict[object, tuple[str, str]] = {}
+        self._sent: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0])
+        """Body bytes written per (host, path) by replies sent in ``chunk`` pieces."""
 
     def url(self, host: str, path: str = "/") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -211,6 +247,10 @@ class Sites:
         """The requests ``host`` received, in order; ``path`` (with its query) filters."""
         host = host.lower()
         return [r for r in self.requests if r.host == host and (path is None or r.path == path)]
+
+    def sent(self, host: str, path: str = "/robots.txt") -> int:
+        """Body bytes written for ``path`` of ``host`` by replies sent in ``chunk`` pieces."""
+        return self._sent[(host.lower(), path)][0]
 
     def _received(self, host: str, target: bytes, user_agent: str) -> tuple[str, Reply]:
         """Record a request, tell the listeners, and choose its reply: its path and the reply."""
@@ -303,6 +343,13 @@ class MockServer(Sites, Resource):
             request.write(body[: len(body) // 2])
             # loseConnection, not abortConnection: the half body must reach the client.
             request.transport.loseConnection()
+            return
+        if reply.chunk:
+            host = request.getRequestHostname().decode("ascii", "replace").lower()
+            sent = self._sent[(host, request.uri.decode("ascii", "replace"))]
+            sent[0] = 0
+            producer = _ChunkProducer(request, body, reply.chunk, sent)
+            request.registerProducer(producer, False)
             return
         request.write(body)
         request.finish()

@@ -21,9 +21,9 @@ import scrapy
 
 class Demo(scrapy.Spider):
     name = "demo"
-    start_urls = ["data:,hello"]
+    start_urls = {start_urls!r}
     custom_settings = {custom}
-
+{attributes}
     def parse(self, response):
         pass
 """
@@ -39,8 +39,19 @@ process.start()
 """
 
 
-def demo_project(directory: Path, custom: dict[str, Any] | None = None) -> None:
-    """Write the project ``tp`` into ``directory``; ``custom``: the spider's ``custom_settings``."""
+def demo_project(
+    directory: Path,
+    custom: dict[str, Any] | None = None,
+    *,
+    attributes: dict[str, Any] | None = None,
+    start_urls: tuple[str, ...] = ("data:,hello",),
+    settings: dict[str, Any] | None = None,
+) -> None:
+    """Write the project ``tp`` into ``directory``; ``custom``: the spider's ``custom_settings``.
+
+    ``attributes``: more class attributes of the spider (``robotrules_user_agent``...);
+    ``settings``: more lines of the project's ``settings.py``.
+    """
     (directory / "scrapy.cfg").write_text("[settings]\ndefault = tp.settings\n")
     package = directory / "tp"
     (package / "spiders").mkdir(parents=True)
@@ -49,8 +60,12 @@ def demo_project(directory: Path, custom: dict[str, Any] | None = None) -> None:
     (package / "settings.py").write_text(
         'SPIDER_MODULES = ["tp.spiders"]\nROBOTSTXT_OBEY = True\n'
         'ADDONS = {"scrapy_robotrules.Addon": 0}\nTELNETCONSOLE_ENABLED = False\n'
+        + "".join(f"{name} = {value!r}\n" for name, value in (settings or {}).items())
     )
-    (package / "spiders" / "demo.py").write_text(SPIDER.format(custom=repr(custom)))
+    lines = "".join(f"    {name} = {value!r}\n" for name, value in (attributes or {}).items())
+    (package / "spiders" / "demo.py").write_text(
+        SPIDER.format(custom=repr(custom), start_urls=list(start_urls), attributes=lines)
+    )
 
 
 def crawl_script(
@@ -74,3 +89,16 @@ def run_in(directory: Path, args: list[str]) -> subprocess.CompletedProcess[str]
         timeout=60,
         check=False,
     )
+
+
+async def crawl_in(directory: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """:func:`run_in`, awaited in the reactor: the test's own servers answer meanwhile."""
+    from twisted.internet import utils  # late: importing this module installs no reactor
+    from twisted.internet.defer import Deferred
+
+    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    running: Deferred[tuple[bytes, bytes, int]] = utils.getProcessOutputAndValue(  # type: ignore[no-untyped-call]
+        args[0], args[1:], env=environment, path=str(directory)
+    )
+    out, err, code = await running
+    return subprocess.CompletedProcess(args, code, out.decode(), err.decode())

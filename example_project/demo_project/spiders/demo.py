@@ -18,7 +18,6 @@ from urllib.parse import urlparse
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Response, TextResponse
-from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.python.failure import Failure
 
 from demo_project.localsite import HOSTS, LocalSite
@@ -51,7 +50,8 @@ class DemoSpider(Spider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DemoSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         if spider.url is None:
-            # The local site is on 127.0.0.1: never send it through an http_proxy.
+            # The local site is on 127.0.0.1: never send it through an http_proxy of the
+            # environment (the site is its own proxy, given in each request's meta).
             crawler.settings.set("HTTPPROXY_ENABLED", False, priority="spider")
         return spider
 
@@ -64,7 +64,9 @@ class DemoSpider(Spider):
             yield self.visit(self.site.url(host))
 
     def visit(self, url: str) -> Request:
-        request = Request(url, callback=self.parse)
+        # The local site answers as a proxy too: *.localhost needs no resolver (localsite.py).
+        meta = {"proxy": self.site.proxy} if self.site is not None else {}
+        request = Request(url, callback=self.parse, meta=meta)
         self.requested[request.url] += 1
         return request.replace(errback=partial(self.refused, request.url))
 
@@ -97,7 +99,7 @@ class DemoSpider(Spider):
             " ".join(self._times(url) for url in not_crawled) or "-",
         )
         if self.site is not None:
-            await maybe_deferred_to_future(self.site.stop())
+            self.site.stop()
 
     def _times(self, url: str) -> str:
         times = self.requested[url]

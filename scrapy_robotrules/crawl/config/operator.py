@@ -1,8 +1,8 @@
 """The operator's settings this layer reads: the mode and the audit trail.
 
 ``ROBOTRULES_MODE`` (``"enforce"`` or ``"shadow"``; the spider's
-``robotrules_mode`` attribute overrides it, as ``robotrules_precedence``
-does), ``ROBOTRULES_AUDIT`` (a path or any URI Scrapy's ``FEED_STORAGES``
+``robotrules_mode`` attribute overrides it, but not ``-s``, as
+``robotrules_precedence`` does), ``ROBOTRULES_AUDIT`` (a path or any URI Scrapy's ``FEED_STORAGES``
 accept) and ``ROBOTRULES_AUDIT_BUFFER`` (audit lines held in memory at most).
 Read through :mod:`.config.table`, which checks them with every other
 setting before the crawl: a bad value stops it with

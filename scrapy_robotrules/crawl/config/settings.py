@@ -12,7 +12,8 @@ first of: the spider's ``robotrules_user_agent`` attribute,
 set, a request's own ``User-Agent`` header comes before the last two, as in
 Scrapy's ``RobotsTxtMiddleware`` (see :func:`named_for_robots`). The spider's
 ``robotrules_precedence`` attribute likewise overrides
-``ROBOTRULES_PRECEDENCE``.
+``ROBOTRULES_PRECEDENCE``; either setting given with ``-s`` (above the
+spider's priority) beats the attribute, as Scrapy's order has it.
 
 Each value is read through :mod:`.config.table`, the table of every
 setting the package reads (with every number's range, ``LIMITS``);

@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from scrapy.settings import SETTINGS_PRIORITIES
+
 from scrapy_robotrules.crawl.config.values import (
     MAX_RETRY_DELAY,
     as_agent,
@@ -279,7 +281,22 @@ def attribute_name(spider: object, attribute: str) -> str:
 
 
 def spider_value(spider: object, attribute: str, settings: BaseSettings) -> Any:
-    """The checked value of the spider's ``robotrules_*`` attribute; ``None`` if it has none."""
+    """The checked value of the spider's ``robotrules_*`` attribute; ``None`` if it has none.
+
+    Also ``None`` when the setting it names was set above the spider's own
+    priority (``-s`` on the command line): an attribute is the spider's word,
+    as its ``custom_settings`` are, and Scrapy's order puts the command line
+    first. It still beats ``custom_settings`` (the same priority): it names
+    the one thing it sets.
+    """
+    checked = _checked_attribute(spider, attribute, settings)
+    priority = settings.getpriority(ATTRIBUTES[attribute])
+    if priority is not None and priority > SETTINGS_PRIORITIES["spider"]:
+        return None
+    return checked
+
+
+def _checked_attribute(spider: object, attribute: str, settings: BaseSettings) -> Any:
     found = defined(spider, attribute)
     if found is None:
         return None
@@ -292,7 +309,7 @@ def check(settings: BaseSettings, spider: object = None) -> None:
     for name in TABLE:
         value(settings, name)
     for attribute in ATTRIBUTES:
-        spider_value(spider, attribute, settings)
+        _checked_attribute(spider, attribute, settings)
 
 
 def unknown(settings: BaseSettings, spider: object = None) -> list[str]:

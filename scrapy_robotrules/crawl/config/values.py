@@ -158,7 +158,10 @@ def as_field_name(name: str, value: object) -> str:
 
 def as_store(value: object) -> str:
     name = "ROBOTRULES_STORE"
-    expected = "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db' or 'redis://...'"
+    expected = (
+        "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db', 'redis://...',"
+        " 'redis+cluster://...' or 'redis+sentinel://...'"
+    )
     if not isinstance(value, str):
         raise invalid(name, expected, value)
     shown = redact_url(value)
@@ -169,7 +172,7 @@ def as_store(value: object) -> str:
     if kind == "redis":
         if importlib.util.find_spec("redis") is None:
             raise RobotRulesSettingError(
-                f"{name} = {shown!r} needs redis-py: pip install 'scrapy-robotrules[redis]'"
+                f"{name} = {shown!r} needs redis-py: pip install 'redis>=5'"
             )
         from scrapy_robotrules.engine.stores.redis import check_url
 

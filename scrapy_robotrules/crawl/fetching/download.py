@@ -1,23 +1,29 @@
 """Downloading robots.txt (and tdmrep.json) through Scrapy's engine, redirects followed here.
 
 SPEC 8: up to 5 redirects, to any host, counted here (Scrapy's redirect
-middleware is told to keep out); a body far past ``ROBOTRULES_MAX_SIZE`` is
-refused early. Fetches take no ``CONCURRENT_REQUESTS`` place from the pages,
-and at most ``ROBOTRULES_CONCURRENT_FETCHES`` start at once; a slow one gives
-its place up after :data:`SLOW_FETCH` seconds. A download ends in a
-:class:`Fetched` value: what it means for the origin is :mod:`.fetching.entries`' to say.
+middleware is told to keep out). A robots.txt body is read as far as it is
+parsed (SPEC 1, RFC 9309 §2.5), whatever size the server announces and
+whatever ``DOWNLOAD_MAXSIZE`` says: its download stops there
+(``bytes_received``, ``StopDownload(fail=False)``), keeping what arrived.
+Fetches take no ``CONCURRENT_REQUESTS`` place from the pages, and at most
+``ROBOTRULES_CONCURRENT_FETCHES`` start at once; a slow one gives its place
+up after :data:`SLOW_FETCH` seconds. A download ends in a :class:`Fetched`
+value: what it means for the origin is :mod:`.fetching.entries`' to say.
 """
 
 from __future__ import annotations
 
 import re
 import time
+import weakref
 from collections import deque
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 from scrapy import Request
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import StopDownload
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredSemaphore
@@ -25,7 +31,13 @@ from w3lib.url import safe_url_string
 
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.exceptions import FetchClosing
-from scrapy_robotrules.crawl.fetching.bodies import ACCEPT_ENCODING, ROBOTS_META
+from scrapy_robotrules.crawl.fetching.bodies import (
+    ACCEPT_ENCODING,
+    ROBOTS_META,
+    UNPACKED_MAX_META,
+    RobotsBodyMiddleware,
+    read_limit,
+)
 from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.crawl.reporting.reporter import ROBOTS_REQUEST
 from scrapy_robotrules.engine.robots.fetch_outcomes import MAX_REDIRECTS
@@ -42,8 +54,12 @@ __all__ = ["DOWNLOAD_SIZE_FACTOR", "ROBOTS_PRIORITY", "SLOW_FETCH", "Downloader"
 ROBOTS_PRIORITY = 1000
 """Priority of robots.txt requests, as Scrapy's own middleware gives them."""
 DOWNLOAD_SIZE_FACTOR = 10
-"""A robots.txt body, as sent, may be this many times ROBOTRULES_MAX_SIZE before the
-download is refused (``download_maxsize``): beyond, it counts as unreachable."""
+"""What Scrapy may unpack of a robots.txt body, in times ROBOTRULES_MAX_SIZE (never
+above ``DOWNLOAD_MAXSIZE``): a coding this package leaves to it, or all of them
+without RobotsBodyMiddleware, whose download is then refused beyond that size
+(``download_maxsize``) and counts as unreachable."""
+_READING = "_robotrules_reading"
+"""Request meta key: the :class:`_Reading` of a robots.txt download."""
 SLOW_FETCH = 5.0
 """Seconds after which a robots.txt fetch gives its place up to the next one.
 
@@ -64,6 +80,21 @@ _PLAIN_ROBOTS_URL = re.compile(
     r"https?://[a-z0-9][a-z0-9.-]*(?::(?:[0-9]{1,4}|[1-5][0-9]{4}))?/robots\.txt\Z"
 )
 """A robots.txt URL that Scrapy's URL escaping would leave as it is (checked with w3lib's)."""
+
+
+class _Reading:
+    """How much of a robots.txt body is still to read before its download stops.
+
+    Counted per response: a retry (another request, the same meta) reads
+    its own body from the start.
+    """
+
+    __slots__ = ("left", "limit", "request")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.left = limit
+        self.request: weakref.ref[Request] | None = None
 
 
 class _Place:
@@ -109,7 +140,31 @@ class Downloader:
         limit = DOWNLOAD_SIZE_FACTOR * config.max_size
         scrapy_limit = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self.maxsize = min(limit, scrapy_limit) if scrapy_limit > 0 else limit
-        """Bytes a robots.txt download (or decompression) may reach before it is refused."""
+        """Bytes Scrapy may unpack of a robots.txt body (see :data:`DOWNLOAD_SIZE_FACTOR`)."""
+        self.read_limit: int | None = None
+        """Bytes of a robots.txt body read before its download stops; ``None``:
+        without RobotsBodyMiddleware, Scrapy unpacks whole bodies, within ``maxsize``."""
+        own_bodies = compat.component_priority(
+            crawler.settings, "DOWNLOADER_MIDDLEWARES", RobotsBodyMiddleware
+        )
+        if own_bodies is not None:
+            self.read_limit = read_limit(config.max_size)
+            crawler.signals.connect(self._bytes_received, signal=scrapy_signals.bytes_received)
+
+    def _bytes_received(self, data: bytes, request: Request) -> None:
+        """Stop a robots.txt download once :attr:`read_limit` bytes of its body arrived.
+
+        Sent for each chunk of every download: a page's ends at one look-up.
+        """
+        reading: _Reading | None = request.meta.get(_READING)
+        if reading is None:
+            return
+        if reading.request is None or reading.request() is not request:
+            reading.request = weakref.ref(request)
+            reading.left = reading.limit
+        reading.left -= len(data)
+        if reading.left <= 0:
+            raise StopDownload(fail=False)
 
     async def _place(self) -> _Place:
         """One of the ROBOTRULES_CONCURRENT_FETCHES places, held until done or slow.
@@ -163,13 +218,23 @@ class Downloader:
             "dont_redirect": True,
             # Wherever robots.txt redirects to, it is no offsite request.
             "allow_offsite": True,
-            # Only the first ROBOTRULES_MAX_SIZE bytes are read: a body sent
-            # far larger than that is refused early, before it fills memory,
-            # and counts as unreachable. A compressed one is unpacked here,
-            # only as far as it is read (bodies).
-            "download_maxsize": self.maxsize if maxsize is None else maxsize,
             ROBOTS_META: True,
         }
+        if maxsize is not None:
+            meta["download_maxsize"] = maxsize  # tdmrep.json: refused beyond
+        elif self.read_limit is None:
+            # Without RobotsBodyMiddleware, Scrapy unpacks the whole body:
+            # one sent far larger than read is refused, and counts as unreachable.
+            meta["download_maxsize"] = self.maxsize
+        else:
+            # Only the first ROBOTRULES_MAX_SIZE bytes are read, whatever the
+            # size announced: no size refused, the download stops there
+            # (_bytes_received), and a compressed body is unpacked only as far
+            # as it is read (bodies); one Scrapy unpacks gets its bound back.
+            meta["download_maxsize"] = 0
+            meta["download_warnsize"] = 0
+            meta[UNPACKED_MAX_META] = self.maxsize
+            meta[_READING] = _Reading(self.read_limit)
         if _PLAIN_ROBOTS_URL.match(url):
             # Already as Scrapy would escape it: not escaped again (w3lib's
             # safe_url_string is most of the CPU a Request costs to make).

@@ -7,6 +7,8 @@ network errors, a body that cannot be unpacked), which keeps the rules read
 earlier and is fetched again with back-off. Freshness follows
 ``Cache-Control``/``Expires`` within ``ROBOTRULES_MIN_AGE``..``ROBOTRULES_MAX_AGE``.
 Each function returns the new entry and moves the origin's outage in step.
+A file larger than ``ROBOTRULES_MAX_SIZE`` is decided by its start, as the
+command line decides (SPEC 1), counted in ``truncated`` and told once per origin.
 With a shared store, each body parsed is also archived by its SHA-256,
 the name the audit trail gives it.
 """
@@ -17,7 +19,12 @@ import zlib
 from typing import TYPE_CHECKING
 
 from scrapy_robotrules.crawl.config.settings import MAX_RETRY_DELAY
-from scrapy_robotrules.crawl.fetching.bodies import decode_body, hidden_encoding, response_headers
+from scrapy_robotrules.crawl.fetching.bodies import (
+    STOPPED_FLAG,
+    file_start,
+    hidden_encoding,
+    response_headers,
+)
 from scrapy_robotrules.crawl.reporting.log import debug_shown, logger
 from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
 from scrapy_robotrules.engine.robots.fetch_outcomes import (
@@ -30,6 +37,8 @@ from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 from scrapy_robotrules.engine.stores import CachedStore
 
 if TYPE_CHECKING:
+    from scrapy.http import Response
+
     from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
     from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
     from scrapy_robotrules.crawl.fetching.download import Fetched
@@ -60,6 +69,8 @@ class Entries:
         """The audit trail (``ROBOTRULES_AUDIT``), if any: each body parsed."""
         self.policies = policies
         """Per-site policies (site policies): a policy's ``unauthorized`` replaces the project's."""
+        self._told_cut: set[str] = set()
+        """Origins whose file was told to be cut (once each; forgotten past ``cache_size``)."""
 
     def store(self, state: OriginState, fetched: Fetched) -> Entry:
         """Record what the fetch means for the origin (:mod:`.fetch_outcomes` decides)."""
@@ -85,22 +96,24 @@ class Entries:
             now=now,
         )
         body = response.body
-        codings = hidden_encoding(response)
-        if codings and outcome is Outcome.RULES:
+        robots = None
+        if outcome is Outcome.RULES:
+            codings = hidden_encoding(response)
+            stopped = STOPPED_FLAG in response.flags
             try:
-                body = decode_body(body, codings, db.max_size + 1)
+                body, cut = file_start(body, codings, db.max_size, stopped=stopped)
             except (zlib.error, ValueError) as exc:
                 detail = f"HTTP {status}, a body that cannot be unpacked ({exc})"
                 return self.unreachable(state, status, fetched.url, detail)
-        robots = None
-        if outcome is Outcome.RULES:
             robots = RobotsTxt.parse(body, state.robots_url, max_size=db.max_size)
-            if robots.truncated:
+            if robots.truncated or cut:
                 self.reporter.inc("truncated")
+                self._tell_cut(state.name, _file_size(response, codings, stopped))
+            if robots.license_notes:
+                self.reporter.inc("usage/licenses_cut")
                 logger.info(
-                    "robots.txt of %(origin)s is larger than ROBOTRULES_MAX_SIZE"
-                    " (%(size)d > %(limit)d bytes): only its first part was read",
-                    {"origin": state.name, "size": len(body), "limit": db.max_size},
+                    "robots.txt of %(origin)s: its License lines were cut (%(notes)s)",
+                    {"origin": state.name, "notes": "; ".join(robots.license_notes)},
                     extra=self.reporter.spider,
                 )
         entry = db.put(
@@ -132,6 +145,27 @@ class Entries:
             )
         return entry
 
+    def _tell_cut(self, origin: str, size: int | None) -> None:
+        """Say once per origin that its file is read only up to ROBOTRULES_MAX_SIZE."""
+        told = self._told_cut
+        if origin in told:
+            return
+        if len(told) >= self.config.cache_size:
+            told.clear()
+        told.add(origin)
+        limit = self.db.max_size
+        logger.info(
+            "robots.txt of %(origin)s is larger than ROBOTRULES_MAX_SIZE (%(size)s):"
+            " only its first part was read",
+            {
+                "origin": origin,
+                "size": f"{size} > {limit} bytes"
+                if size is not None
+                else f"more than {limit} bytes",
+            },
+            extra=self.reporter.spider,
+        )
+
     def _archive(self, body: bytes) -> None:
         """A shared store keeps the body by its SHA-256 (counted when the store answered)."""
         store = self.db.store
@@ -156,7 +190,9 @@ class Entries:
             sha256=previous.sha256 if earlier is not None and previous is not None else None,
         )
         held = (
-            "its earlier rules decide meanwhile" if earlier is not None else "its requests are held"
+            "its earlier rules decide meanwhile"
+            if earlier is not None
+            else "its requests are parked"
         )
         if state.settle(entry, detail):
             self.reporter.inc("origins/unreachable")
@@ -179,3 +215,13 @@ class Entries:
         status = f"HTTP {entry.status}" if entry.status is not None else "no answer"
         state.settle(entry, f"{status}, fetched by another crawler")
         self.reporter.set("origins", len(self.db))
+
+
+def _file_size(response: Response, codings: list[bytes], stopped: bool) -> int | None:
+    """The size of a file cut at the limit, when known: as sent whole, or as announced."""
+    if codings:
+        return None  # unpacked only as far as it is read
+    if not stopped:
+        return len(response.body)
+    length = response.headers.get(b"Content-Length")
+    return int(length) if length is not None and length.isdigit() else None

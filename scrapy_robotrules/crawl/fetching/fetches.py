@@ -23,7 +23,7 @@ from scrapy_robotrules.crawl import compat, signals
 from scrapy_robotrules.crawl.exceptions import FetchClosing
 from scrapy_robotrules.crawl.fetching.changes import Changes
 from scrapy_robotrules.crawl.fetching.origins import Origins, OriginState, wake
-from scrapy_robotrules.crawl.reporting.log import logger
+from scrapy_robotrules.crawl.reporting.log import counted, logger
 from scrapy_robotrules.crawl.robotparser import RobotParser
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
@@ -171,11 +171,11 @@ class Fetches:
         if waiters:
             pinned = state.outage is None and held is not None
             logger.warning(
-                "robots.txt %(what)s: dropping %(count)d requests for %(origin)s,"
-                " held for %(timeout)s s (%(error)s)",
+                "robots.txt %(what)s: dropping %(requests)s for %(origin)s,"
+                " parked for %(timeout)s s (%(error)s)",
                 {
                     "what": "differs from its pin" if pinned else "unreachable",
-                    "count": len(waiters),
+                    "requests": counted(len(waiters), "request"),
                     "origin": state.name,
                     "timeout": self.config.unreachable_timeout,
                     "error": held.reason if pinned and held else state.last_error or "no answer",

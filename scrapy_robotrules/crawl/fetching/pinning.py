@@ -115,7 +115,8 @@ class PinHolds:
         if live.sha256 == expected:
             if self._held.pop(origin, None) is not None:
                 logger.info(
-                    "robots.txt of %(origin)s is its pinned file again: no longer held",
+                    "robots.txt of %(origin)s is its pinned file again:"
+                    " its requests are no longer parked",
                     {"origin": origin},
                     extra=self.report.spider,
                 )
@@ -126,7 +127,7 @@ class PinHolds:
             self.report.inc("pinned/held")
             logger.warning(
                 "robots.txt of %(origin)s differs from its pin in ROBOTRULES_PINNED:"
-                " pinned SHA-256 %(expected)s, live %(live)s; its requests are held"
+                " pinned SHA-256 %(expected)s, live %(live)s; its requests are parked"
                 " and dropped after ROBOTRULES_UNREACHABLE_TIMEOUT until the pin is changed",
                 {"origin": origin, "expected": expected, "live": live.what},
                 extra=self.report.spider,

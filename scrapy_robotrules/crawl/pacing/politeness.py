@@ -25,7 +25,7 @@ from scrapy_robotrules.crawl.config.settings import named_for_robots
 from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.operator_tools.site_delays import site_delay
-from scrapy_robotrules.engine.operator_tools.site_policies import Policies
+from scrapy_robotrules.engine.operator_tools.site_policies import Policies, plain
 from scrapy_robotrules.engine.robots.agents import product_token
 
 if TYPE_CHECKING:
@@ -89,6 +89,15 @@ class _Asked(NamedTuple):
         return max(delays)
 
 
+def _source(asked: _Asked, now: dt.datetime, file: str = "robots.txt") -> str:
+    """Which line of ``file`` asks the delay: ``robots.txt Crawl-delay: 2``."""
+    rate = asked.rate
+    applies = rate is not None and (rate.window is None or now in rate.window)
+    if rate is not None and applies and rate.delay > (asked.crawl_delay or 0.0):
+        return f"{file} Request-rate: {rate.requests}/{plain(rate.seconds)}s"
+    return f"{file} Crawl-delay: {plain(asked.crawl_delay or 0.0)}"
+
+
 def asked_of(robots: RobotsTxt, agent: str, agent_match: AgentMatch) -> _Asked | None:
     """What ``robots`` asks of ``agent``'s pace, if anything."""
     crawl_delay, rate = robots.pace(agent, agent_match)
@@ -114,6 +123,8 @@ class Politeness:
         self.db = db
         self.fleet = fleet
         self._asked: dict[str, _Asked] = {}
+        self._told: dict[str, tuple[float | None, str]] = {}
+        """The delay last logged per origin, and its note (see :meth:`_tell`)."""
         self.policies = SitePolicies(Policies())
         """Per-site policies: their delays replace the project's for their hosts."""
         self.skipped: dict[str, str] = {}
@@ -212,6 +223,7 @@ class Politeness:
         self._asked.pop(origin, None)
         if skip and self._skips(origin, asked, policy):
             return False
+        self._tell(origin, asked, policy)
         if asked is None or (not self.config.crawl_delay and policy is None):
             return False
         self._asked[origin] = asked
@@ -220,6 +232,39 @@ class Politeness:
         while len(self._asked) > self.config.cache_size:
             del self._asked[next(iter(self._asked))]
         return True
+
+    def _tell(self, origin: str, asked: _Asked | None, policy: Policy | None) -> None:
+        """Log at INFO the Crawl-delay ``origin`` gets, and where from: once, again if it changes.
+
+        An origin without a delay gets no line: most of them.
+        """
+        file = "robots.txt"
+        if policy is not None and policy.robots_txt is not None:  # the operator's own file
+            agent, _, match = policy.choose(self.db.agent, self.db.precedence, self.db.agent_match)
+            asked = asked_of(policy.robots_for(origin), agent, match)
+            file = f"the robots_txt of the policy for {policy.pattern}:"
+        now = dt.datetime.now(dt.timezone.utc)
+        verdict = site_delay(
+            asked.delay(now) if asked is not None else None,
+            policy,
+            obey=self.config.crawl_delay,
+            maximum=self.config.max_crawl_delay,
+            action="clamp",  # "skip" was logged by _skips
+        )
+        told = (verdict.delay, verdict.note)
+        if self._told.get(origin) == told:
+            return
+        self._told[origin] = told
+        while len(self._told) > self.config.cache_size:
+            del self._told[next(iter(self._told))]
+        if verdict.delay is None:
+            return
+        source = verdict.note or (_source(asked, now, file) if asked is not None else "")
+        logger.info(
+            "Crawl-delay for %(origin)s: %(delay)s s (%(source)s)",
+            {"origin": origin, "delay": plain(verdict.delay), "source": source},
+            extra=self.reporter.spider,
+        )
 
     def _skips(self, origin: str, asked: _Asked | None, policy: Policy | None) -> bool:
         """Whether the origin asks a delay above the maximum, with action ``skip`` (logged once)."""
@@ -285,6 +330,8 @@ class Politeness:
             return None
         policy = self.policies.for_origin(origin)
         if policy is not None and policy.robots_txt is not None:  # the operator's own file
+            if origin not in self._told:  # never fetched, so never noted: told here
+                self._tell(origin, None, policy)
             agent, _, match = policy.choose(self.db.agent, self.db.precedence, self.db.agent_match)
             return self._seconds(asked_of(policy.robots_for(origin), agent, match), policy)
         return self._seconds(self._asked.get(origin), policy)

@@ -6,7 +6,8 @@ in ``response.meta["robotrules_page"]`` (a
 Then, each behind its own setting:
 
 - ``nofollow`` (``ROBOTRULES_PAGE_NOFOLLOW``, on): the requests the callback
-  yields from that response are dropped;
+  yields from that response are dropped (as robots.txt drops them: a DEBUG
+  line, ``request_dropped``, or :class:`.PageNofollow` for an errback);
 - ``rel="nofollow"`` links (``ROBOTRULES_PAGE_NOFOLLOW_LINKS``, off): the
   requests it yields to those links are dropped. The links are read from
   the first ``ROBOTRULES_PAGE_MAX_HTML`` bytes, as the head is, by the same
@@ -35,15 +36,17 @@ from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin
 
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.http import Headers, HtmlResponse
 from w3lib.html import get_base_url, strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from scrapy_robotrules.crawl import compat
+from scrapy_robotrules.crawl.exceptions import PageNofollow
 from scrapy_robotrules.crawl.pages.head import response_html, response_metas, says_nothing
 from scrapy_robotrules.crawl.pages.page_middleware import PageMiddleware, callback_meta
-from scrapy_robotrules.crawl.reporting.log import shown_url
+from scrapy_robotrules.crawl.reporting.log import counted, shown_url
+from scrapy_robotrules.crawl.requestmeta import DECIDED, OFFERED
 from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
 from scrapy_robotrules.engine.page.html import nofollow_links
 
@@ -239,11 +242,18 @@ class PageDirectivesMiddleware(PageMiddleware):
                 inc(f"{STATS_PREFIX}{kind}")
 
     def drop(self, request: Request, response: Response, why: str, reason: str) -> Request | None:
-        """Drop ``request`` (``None``) unless it opted out; count and log either way."""
+        """Drop ``request`` unless it opted out; count and log either way.
+
+        Dropped as robots.txt drops a request: one with an errback goes on,
+        carrying why (:class:`.PageNofollow`), for the downloader middleware
+        to raise at once, so that the errback hears it through Scrapy; one
+        without is told of with ``request_dropped`` and not returned.
+        """
         if request.meta.get(OPT_OUT_KEY):
             self.stats.inc_value(f"{STATS_PREFIX}requests/opted_out")
             return request
         self.stats.inc_value(f"{STATS_PREFIX}requests/{why}")
+        spider = self.crawler.spider
         logger.debug(
             "Dropped <%(method)s %(url)s> from %(page)s: %(reason)s",
             {
@@ -252,7 +262,15 @@ class PageDirectivesMiddleware(PageMiddleware):
                 "page": shown_url(response.url),
                 "reason": reason,
             },
-            extra={"spider": self.crawler.spider},
+            extra={"spider": spider},
+        )
+        if request.errback is not None and self.manager.raises_let_through:
+            meta = request.meta
+            meta[DECIDED] = PageNofollow(why, reason, shown_url(response.url))
+            meta[OFFERED] = request.url  # not a robots.txt offer: the gate lets it by
+            return request
+        self.crawler.signals.send_catch_log(
+            signal=signals.request_dropped, request=request, spider=spider
         )
         return None
 
@@ -296,7 +314,7 @@ class PageDirectivesMiddleware(PageMiddleware):
             if value(f"items/{what}")
         )
         return (
-            f"page directives: {value('responses')} responses had rules for this crawler"
+            f"page directives: {counted(value('responses'), 'response')} had rules for this crawler"
             f"{f' ({rules})' if rules else ''};"
             f" requests dropped: {value('requests/nofollow')} for nofollow,"
             f" {value('requests/nofollow_link')} for rel=nofollow links;"

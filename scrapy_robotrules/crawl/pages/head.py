@@ -80,7 +80,8 @@ def says_nothing(response: Response, limit: int) -> bool:
     if isinstance(response, HtmlResponse):
         head = response.body[:limit]  # the body itself, when shorter than the limit
         if head.lower().find(b"<meta") >= 0 or 0 in head:
-            metas = tuple(head_metas(response_html(response, limit)[0], limit=limit))
+            text = response_html(response, limit)[0]
+            metas = tuple(head_metas(text, limit=limit, max_tags=None))  # every one in the limit
     # Scrapy's Headers is a dict of normalised names: read as one, without normalising.
     quiet = not metas and dict.keys(response.headers).isdisjoint(_SAID)
     _LAST[0] = (response, limit, metas, quiet)

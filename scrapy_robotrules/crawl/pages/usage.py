@@ -30,6 +30,7 @@ from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.pages.head import response_metas, says_nothing
 from scrapy_robotrules.crawl.pages.page_middleware import PageMiddleware, callback_meta
 from scrapy_robotrules.crawl.requestmeta import origin_for
+from scrapy_robotrules.engine.robots.signal_lines import name_licenses
 from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.usage.preferences import (
     UNKNOWN,
@@ -147,7 +148,7 @@ class UsagePreferencesMiddleware(PageMiddleware):
                 else ((), ())
             ),
             metas=metas,
-            notes=notes,
+            notes=notes if robots is None else [*notes, *robots.license_notes],
             licenses=licenses,
         )
         self._count(view)
@@ -182,8 +183,8 @@ class UsageItemsMiddleware(UsagePreferencesMiddleware):
         if not refused:
             return view, ""
         reason = "; ".join(str(p) for p in refused)
-        if view.licenses:  # RSL 1.0: where the site's terms are, beside the refusal
-            reason += "; " + "; ".join(str(lic) for lic in view.licenses)
+        if view.licenses:  # RSL 1.0: where the site's terms are, beside the refusal (a few)
+            reason += "; " + name_licenses(view.licenses)
         return view, reason
 
     def process_spider_output(

@@ -20,6 +20,10 @@ beside this package's own ``robotrules/*`` keys:
   as it would have reached the downloader once. Requests refused by usage
   preferences alone are no robots.txt verdict and are not counted.
 
+With Scrapy's middleware left on beside this package's (enabled by hand),
+its robots.txt requests are refused before they are sent, and it counts
+``request_count`` itself (one per origin, as here): not counted twice.
+
 The crawl's pages cost nothing more: only a forbidden request does, one set
 lookup for a URL seen before, a fingerprint for a new one.
 
@@ -56,11 +60,14 @@ class BuiltinStats:
         filter keeps them)."""
         self._urls: dict[str, None] = {}
         """The last URLS_KEPT plain GET URLs among them, oldest first."""
+        self.beside = False
+        """Scrapy's own middleware runs too: it counts its ``request_count`` itself."""
 
     def fetched(self, response: Response | None, error: BaseException | None) -> None:
         """A robots.txt download ended, with its final response or the error that stopped it."""
         inc = self._inc
-        inc("robotstxt/request_count")
+        if not self.beside:
+            inc("robotstxt/request_count")
         if response is not None:
             inc("robotstxt/response_count")
             inc(f"robotstxt/response_status_count/{response.status}")

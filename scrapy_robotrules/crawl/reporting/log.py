@@ -14,7 +14,7 @@ from scrapy.utils.url import strip_url
 if TYPE_CHECKING:
     from scrapy import Request
 
-__all__ = ["debug_shown", "logger", "shown", "shown_url"]
+__all__ = ["counted", "debug_shown", "logger", "shown", "shown_url"]
 
 logger = logging.getLogger("scrapy_robotrules.crawl.manager")
 """The manager's logger, as before the manager was split into parts."""
@@ -51,3 +51,8 @@ def debug_shown() -> bool:
 def shown(request: Request) -> str:
     """A request as Scrapy shows it (``<GET url>``), without a user name or password."""
     return f"<{request.method} {shown_url(request.url)}>"
+
+
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """``1 origin``, ``2 origins``: a count and its noun, as a person writes them."""
+    return f"{count} {noun if count == 1 else plural or f'{noun}s'}"

@@ -24,7 +24,7 @@ from scrapy_robotrules.crawl.exceptions import (
     RobotsTxtUnreachable,
 )
 from scrapy_robotrules.crawl.reporting.builtin_stats import BuiltinStats
-from scrapy_robotrules.crawl.reporting.log import logger, shown
+from scrapy_robotrules.crawl.reporting.log import counted, logger, shown
 from scrapy_robotrules.crawl.reporting.startdenied import DeniedStarts
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class Reporter:
             self.stats.max_value(f"{STATS_PREFIX}waiting/max", self._waiting)
 
     def fetched(self, seconds: float, url: str, origins: int, evicted: int) -> None:
-        """A robots.txt fetch ended: the fetch count, the slowest one, the rules held."""
+        """A robots.txt fetch ended: the fetch count, the slowest one, the files kept."""
         self.fetches += 1
         if self.slowest is None or seconds > self.slowest[0]:
             self.slowest = (seconds, url)
@@ -225,14 +225,18 @@ class Reporter:
         lost = int(self.stats.get_value(f"{STATS_PREFIX}lost_at_close", 0))
         if lost:
             logger.warning(
-                "%(count)d requests were still waiting for robots.txt when the crawl closed"
+                "%(requests)s still waiting for robots.txt when the crawl closed"
                 " (no JOBDIR to save them in): counted as robotrules/lost_at_close",
-                {"count": lost},
+                {"requests": f"{counted(lost, 'request')} {'was' if lost == 1 else 'were'}"},
                 extra=self.spider,
             )
 
     def summary(self, origins: int) -> str:
-        """One line on the crawl's robots.txt: origins, fetches, drops, slowest file."""
+        """One line on the crawl's robots.txt: files kept, fetches, drops, slowest file.
+
+        A fetch is one robots.txt asked for; its requests (``request_count``)
+        are one per URL it asked, each redirect followed counted.
+        """
         self.flush()
         stats = self.stats
 
@@ -240,8 +244,10 @@ class Reporter:
             return int(stats.get_value(f"{STATS_PREFIX}{key}", 0))
 
         text = (
-            f"robots.txt: {origins} origins held, {self.fetches} fetches,"
-            f" {value('forbidden')} requests forbidden,"
+            f"robots.txt: files kept for {counted(origins, 'origin')},"
+            f" {counted(self.fetches, 'fetch', 'fetches')}"
+            f" ({counted(value('request_count'), 'request')}),"
+            f" {counted(value('forbidden'), 'request')} forbidden,"
             f" {value('unreachable')} dropped as unreachable"
         )
         if self.slowest is not None:

@@ -47,6 +47,8 @@ EXIT_ALLOWED = 0
 EXIT_DISALLOWED = 1
 EXIT_USAGE = 2
 EXIT_LINT_FOUND = 1
+# What lint prints on a clean file, so that silence never reads as a hang or a crash.
+NOTHING_TO_LINT = "no line ignored or read leniently"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -144,8 +146,8 @@ def _build_parser() -> argparse.ArgumentParser:
         description="One line per line of the file that the reader ignored or read leniently:"
         " 'LINE: text — why' (an unknown field, a missing colon, an accepted typo such as"
         " Disalow, a rule before any User-agent line, a value not understood, the part past"
-        " --max-size). Exit status 0 when there is none, 1 when there are some, 2 on a usage"
-        " error.",
+        " --max-size), or one line saying there is none. Exit status 0 when there is none,"
+        " 1 when there are some, 2 on a usage error.",
     )
     robots_file(lint_command)
     add_page_command(commands)
@@ -189,6 +191,7 @@ def _write_usage(out: TextIO, robots: RobotsTxt, decision: Decision) -> None:
             decision.url, decision.agent, decision.precedence, decision.agent_match
         )
     statements, notes = robots_statements(robots, decision)
+    notes = [*notes, *robots.license_notes]  # what of the License lines was cut
     view = usage_view(decision.url, statements, notes=notes, licenses=robots.licenses)
     for line in view.explain():
         if not line.endswith(": unknown"):
@@ -236,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         found = lint(content, args.max_size)
         for finding in found:
             sys.stdout.write(f"{finding}\n")
+        if not found:
+            sys.stdout.write(f"{NOTHING_TO_LINT}\n")
         return EXIT_LINT_FOUND if found else EXIT_ALLOWED
     robots = RobotsTxt.parse(
         content, _robots_url(args.robots_url, args.urls), max_size=args.max_size

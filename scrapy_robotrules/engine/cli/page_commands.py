@@ -82,7 +82,9 @@ def _rules(args: argparse.Namespace, data: bytes) -> tuple[PageDirectives, str]:
     values = [v for n, v in headers or () if n == "x-robots-tag"]
     html = not content_type or content_type.split(";")[0].strip().lower() in _HTML_TYPES
     charset = _CHARSET.search(content_type)
-    metas = head_metas(body, charset[1] if charset else "utf-8", args.max_html) if html else []
+    metas = (
+        head_metas(body, charset[1] if charset else "utf-8", args.max_html, None) if html else []
+    )
     page = parse_page_directives(values, metas, args.agent, args.agent_match)
     kind = "a bare file" if headers is None else f"{len(values)} X-Robots-Tag header(s)"
     read = f"{len(metas)} meta tag(s) in the head" if html else f"body not read ({content_type})"

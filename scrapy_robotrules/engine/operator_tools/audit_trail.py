@@ -55,6 +55,9 @@ OUTCOMES = (*(o.value for o in Outcome), "custom", "ignored")
 """What decided: a fetch :class:`.Outcome`, the operator's own robots.txt, or no robots.txt."""
 MAX_LINE = 1 << 20
 """Bytes of one line read back; a longer line is counted as bad."""
+MAX_TEXT = 2048
+"""Characters of a request line's ``rule`` and ``reason`` written; the rest is cut (a ``...``
+ends it): a rule or a note as long as its file would make every line of its site as long."""
 _LATEST = 32_503_680_000.0  # the year 3000: a time past it is no time this trail holds
 # Userinfo after any scheme, wherever it stands in a text: "http://user:pw@host".
 _USERINFO = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}:(?://|\\\\))(?:[^/?#\\\s@]*@)+")
@@ -88,6 +91,12 @@ def _number(value: float | None, digits: int = 3) -> float | None:
     return round(float(value), digits)
 
 
+def _cut(text: str) -> str:
+    """``text`` within :data:`MAX_TEXT` characters: a request's line costs the same whatever
+    its rule or note says."""
+    return text if len(text) <= MAX_TEXT else f"{text[: MAX_TEXT - 3]}..."
+
+
 def _line(record: dict[str, Any]) -> str:
     # ASCII only: a lone surrogate in a URL cannot break the writer's encoding.
     return json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
@@ -110,7 +119,8 @@ def request_line(
     ``verdict`` is one of :data:`DECISIONS`, by default what ``decision``
     says; ``shadow`` is true when ``mode`` is shadow and the request was let
     through although the verdict would have stopped it. ``policy`` is the
-    host pattern of the per-site policy that applied.
+    host pattern of the per-site policy that applied. The ``rule`` and the
+    ``reason`` are kept to :data:`MAX_TEXT` characters each.
     """
     verdict = verdict or ("allowed" if decision.allowed else "forbidden")
     if verdict not in DECISIONS or mode not in MODES or outcome not in OUTCOMES:
@@ -129,9 +139,9 @@ def request_line(
         "shadow": mode == SHADOW and verdict != "allowed",
         "agent": product_token(decision.agent) or "*",
         "precedence": decision.precedence,
-        "rule": None if rule is None else f"{rule.directive.capitalize()}: {rule.pattern}",
+        "rule": None if rule is None else _cut(f"{rule.directive.capitalize()}: {rule.pattern}"),
         "line": None if rule is None else rule.line,
-        "reason": text_without_credentials(reason) or None,
+        "reason": _cut(text_without_credentials(reason)) or None,
         "outcome": outcome,
         "robots_sha256": robots_sha256,
         "robots_fetched": _number(fetched_at),

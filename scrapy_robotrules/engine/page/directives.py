@@ -11,13 +11,20 @@ headers and several tags add up, and where rules conflict the more
 restrictive one applies. Crawler names are matched on the product token,
 as robots.txt ``User-agent`` lines are (:mod:`..robots.agents`).
 
-Hostile input costs little: at most :data:`MAX_VALUES` values of each kind,
-:data:`MAX_VALUE_CHARS` characters of each and :data:`MAX_ITEMS` rules per
-value are read; what is beyond is reported, never an exception.
+Every value is read (every ``X-Robots-Tag`` line the HTTP layer delivers,
+every robots meta tag given), so no ``nofollow`` is lost among repeated
+rules: the work follows the bytes of the headers and the head, what is kept
+does not. Hostile input costs little: :data:`MAX_VALUE_CHARS` characters of
+each value and :data:`MAX_ITEMS` rules per value are read; of the rules of
+each kind (for this crawler, for another, unknown, malformed) the first
+:data:`MAX_KEPT` are kept, and past them only a rule that changes what is in
+effect, the others counted in a note; what is beyond is reported, never an
+exception.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -46,8 +53,11 @@ __all__ = [
 HEADER = "header"
 META = "meta"
 
-MAX_VALUES = 32
-"""``X-Robots-Tag`` headers, and robots meta tags, read per response (each)."""
+MAX_KEPT = 64
+"""Rules kept of each kind per response, in reading order; past them, only a rule that
+changes what is in effect (the first of its name, a more restrictive value)."""
+_MAX_NAMES = 1024
+"""Crawler names whose match is remembered while one response is read."""
 MAX_VALUE_CHARS = 4096
 """Characters read of one header value or one ``content`` attribute."""
 MAX_ITEMS = 64
@@ -142,6 +152,8 @@ class PageDirectives:
     """Known rules with an unusable value (a date that is none): ignored, reported."""
     truncated: tuple[str, ...] = ()
     """What was left unread because of the caps, one line each."""
+    notes: tuple[str, ...] = ()
+    """What was read and is not listed (rules past :data:`MAX_KEPT` that change nothing)."""
     restrictions: frozenset[str] = frozenset()
     """Of :data:`RESTRICTIONS`, those in effect (``none`` counted as both of its)."""
     unavailable_after: datetime | None = None
@@ -212,6 +224,7 @@ class PageDirectives:
         lines += [f"unknown, no effect: {d}" for d in self.unknown]
         lines += [f"malformed, ignored: {d}" for d in self.malformed]
         lines += [f"not read: {note}" for note in self.truncated]
+        lines += list(self.notes)
         return lines
 
     def _effective_value(self, name: str) -> str | None:
@@ -269,7 +282,13 @@ def _most_restrictive(numbers: Iterable[int]) -> int | None:
 
 
 class _Reader:
-    """Sorts each rule read: for this crawler, for another, unknown or malformed."""
+    """Sorts each rule read: for this crawler, for another, unknown or malformed.
+
+    Each kind keeps its first :data:`MAX_KEPT` rules. Past them a rule for
+    this crawler is kept only while it decides its name (the first of it, or
+    the most restrictive value so far, :func:`_rank`), so that the rules
+    kept mean what all the rules read mean; the others are counted.
+    """
 
     def __init__(self, agent: str, agent_match: AgentMatch) -> None:
         self.agent = agent
@@ -279,15 +298,23 @@ class _Reader:
         self.unknown: list[Directive] = []
         self.malformed: list[Directive] = []
         self.truncated: list[str] = []
+        self.cut_values = 0
+        """Values of more than :data:`MAX_ITEMS` rules (the first :data:`MAX_KEPT` named)."""
+        self.read_count = {"applied": 0, "other": 0, "unknown": 0, "malformed": 0}
+        self._deciding: dict[str, tuple[float, int, Directive]] = {}
+        """Name -> (rank, reading order, rule) of the rule that decides it so far."""
         self._matches: dict[str, bool] = {}
 
     def for_us(self, scope: str) -> bool:
         key = scope.lower()
         if key in GENERIC_NAMES:
             return True
-        if key not in self._matches:
-            self._matches[key] = bool(select(((group_token(key),),), self.agent, self.agent_match))
-        return self._matches[key]
+        found = self._matches.get(key)
+        if found is None:
+            found = bool(select(((group_token(key),),), self.agent, self.agent_match))
+            if len(self._matches) < _MAX_NAMES:
+                self._matches[key] = found
+        return found
 
     def read(self, source: Source, scope: str, *, known_only: bool = False) -> bool:
         """Sort the rules of ``source``; with ``known_only``, only if all are known rules."""
@@ -295,17 +322,77 @@ class _Reader:
         if known_only and not (rules and all(rule.name in KNOWN for rule in rules)):
             return False  # <meta name="description" content="...">: not robots rules
         if len(_split(source.value)) > MAX_ITEMS:
-            self.truncated.append(f"rules after the first {MAX_ITEMS} of {source}")
+            self.cut_values += 1
+            if len(self.truncated) < MAX_KEPT:
+                self.truncated.append(f"rules after the first {MAX_ITEMS} of {source}")
         for rule in rules:
             if not self.for_us(rule.scope):
-                self.other.append(rule)
+                self._keep("other", self.other, rule)
             elif rule.name not in KNOWN:
-                self.unknown.append(rule)
+                self._keep("unknown", self.unknown, rule)
             elif not _valid(rule):
-                self.malformed.append(rule)
+                self._keep("malformed", self.malformed, rule)
             else:
-                self.applied.append(rule)
+                self._apply(rule)
         return True
+
+    def _keep(self, kind: str, kept: list[Directive], rule: Directive) -> None:
+        self.read_count[kind] += 1
+        if len(kept) < MAX_KEPT:
+            kept.append(rule)
+
+    def _apply(self, rule: Directive) -> None:
+        order = self.read_count["applied"]
+        self.read_count["applied"] += 1
+        rank = _rank(rule)
+        deciding = self._deciding.get(rule.name)
+        decides = deciding is None or rank < deciding[0]
+        if decides:
+            self._deciding[rule.name] = (rank, order, rule)
+        if len(self.applied) < MAX_KEPT:
+            self.applied.append(rule)
+
+    def kept_applied(self) -> list[Directive]:
+        """The first :data:`MAX_KEPT` rules for this crawler and, past them, those deciding."""
+        later = sorted(
+            (order, rule) for _, order, rule in self._deciding.values() if order >= MAX_KEPT
+        )
+        return [*self.applied, *(rule for _, rule in later)]
+
+    def notes(self, kept: int) -> list[str]:
+        """How many rules of each kind were read and are not listed."""
+        listed = {
+            "applied": kept,
+            "other": len(self.other),
+            "unknown": len(self.unknown),
+            "malformed": len(self.malformed),
+        }
+        what = {
+            "applied": "rules for this crawler that change nothing in effect",
+            "other": "rules for other crawlers",
+            "unknown": "unknown rules",
+            "malformed": "malformed rules",
+        }
+        return [
+            f"read, not listed: {self.read_count[kind] - listed[kind]:,} {what[kind]}"
+            f" past the first {MAX_KEPT}"
+            for kind in what
+            if self.read_count[kind] > listed[kind]
+        ]
+
+
+def _rank(rule: Directive) -> float:
+    """How restrictive a rule's value is, lower first; rules without a value rank alike (the
+    first read decides)."""
+    if rule.name == "unavailable_after":
+        date = parse_date(rule.value or "")
+        return date.timestamp() if date is not None else math.inf
+    if rule.name in ("max-snippet", "max-video-preview"):
+        number = _number(rule.value)
+        return math.inf if number is None or number < 0 else number
+    if rule.name == "max-image-preview":
+        return _IMAGE_PREVIEWS.index((rule.value or "").lower())
+    return 0.0
 
 
 def _valid(rule: Directive) -> bool:
@@ -338,15 +425,9 @@ def parse_page_directives(
     """
     reader = _Reader(agent, agent_match)
     for number, value in enumerate(headers, 1):
-        if number > MAX_VALUES:
-            reader.truncated.append(f"X-Robots-Tag headers after the first {MAX_VALUES}")
-            break
         reader.read(Source(HEADER, number, _capped(value)), "")
     number = 0
     for written, content in metas:
-        if number == MAX_VALUES:
-            reader.truncated.append(f"robots meta tags after the first {MAX_VALUES}")
-            break
         name = written.strip()
         generic = name.lower() in GENERIC_NAMES
         source = Source(META, number + 1, _capped(content), name)
@@ -359,8 +440,9 @@ def parse_page_directives(
 
 
 def _combine(reader: _Reader) -> PageDirectives:
+    applied = reader.kept_applied()
     by_name: dict[str, list[Directive]] = {}
-    for rule in reader.applied:
+    for rule in applied:
         names = ("noindex", "nofollow") if rule.name == "none" else (rule.name,)
         for name in names:
             by_name.setdefault(name, []).append(rule)
@@ -369,6 +451,9 @@ def _combine(reader: _Reader) -> PageDirectives:
     def values(name: str) -> list[str]:
         return [rule.value or "" for rule in by_name.get(name, ())]
 
+    if reader.cut_values > len(reader.truncated):
+        more = reader.cut_values - len(reader.truncated)
+        reader.truncated.append(f"rules after the first {MAX_ITEMS} of {more:,} more values")
     dates = [d for d in map(parse_date, values("unavailable_after")) if d is not None]
     max_snippet = _most_restrictive(n for n in map(_number, values("max-snippet")) if n is not None)
     if "nosnippet" in restrictions:
@@ -378,11 +463,12 @@ def _combine(reader: _Reader) -> PageDirectives:
     video = (n for n in map(_number, values("max-video-preview")) if n is not None)
     return PageDirectives(
         agent=product_token(reader.agent),
-        applied=tuple(reader.applied),
+        applied=tuple(applied),
         other_crawlers=tuple(reader.other),
         unknown=tuple(reader.unknown),
         malformed=tuple(reader.malformed),
         truncated=tuple(reader.truncated),
+        notes=tuple(reader.notes(len(applied))),
         restrictions=restrictions,
         unavailable_after=min(dates) if dates else None,
         max_snippet=max_snippet,

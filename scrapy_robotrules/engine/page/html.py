@@ -46,7 +46,7 @@ __all__ = [
 DEFAULT_LIMIT = 262_144
 """Bytes of a page read for its meta tags: 256 KiB, room for a head with inline CSS."""
 MAX_TAGS = 256
-"""Meta tags returned at most."""
+"""Meta tags returned at most, unless the caller asks for every one within its limit."""
 MAX_LINKS = 65_536
 """``rel="nofollow"`` links returned at most (past them, the page is read no further)."""
 
@@ -137,12 +137,18 @@ def _tag_end(text: str, position: int) -> tuple[int, int]:
 
 
 def head_metas(
-    body: bytes | str, encoding: str = "utf-8", limit: int = DEFAULT_LIMIT
+    body: bytes | str,
+    encoding: str = "utf-8",
+    limit: int = DEFAULT_LIMIT,
+    max_tags: int | None = MAX_TAGS,
 ) -> list[tuple[str, str]]:
     """``(name, content)`` of each meta tag in the head that has both, in document order.
 
-    The crawl layer reads each response's head once for both of its
-    middlewares (``crawl.htmlhead``).
+    At most ``max_tags`` of them; ``None``: every one within ``limit``
+    bytes (what they hold is then bounded by those bytes). The crawl layer
+    reads each response's head once for both of its middlewares
+    (``crawl.pages.head``), every meta tag of it, so that no robots meta tag
+    is lost among others.
     """
     metas: list[tuple[str, str]] = []
     for name, attributes in _start_tags(_text(body, encoding, limit), head_only=True):
@@ -150,7 +156,7 @@ def head_metas(
             found = _attributes(attributes, ("name", "content"))
             if len(found) == 2:
                 metas.append((found["name"], found["content"]))
-                if len(metas) >= MAX_TAGS:
+                if max_tags is not None and len(metas) >= max_tags:
                     break
     return metas
 

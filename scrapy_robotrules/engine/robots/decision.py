@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from scrapy_robotrules.engine.robots.agents import AgentMatch, product_token
 from scrapy_robotrules.engine.robots.groups import Group
 from scrapy_robotrules.engine.robots.precedence import Precedence, Rule
+from scrapy_robotrules.engine.robots.signal_lines import License
 from scrapy_robotrules.engine.robots.urls import request_path
 
 __all__ = ["ROBOTS_PATH", "Decision", "is_robots_path"]
@@ -36,6 +37,9 @@ class Decision:
     """What refused a URL the robots.txt rules allow: ``"usage"`` (a usage preference of
     robots.txt) or ``"tdmrep"`` (tdmrep.json); ``""`` when the rules decided. SPEC 7: a
     drop says why, and is counted as what it is, without reading its note."""
+    licenses: tuple[License, ...] = ()
+    """A usage refusal's: the file's ``License`` lines (RSL 1.0), the file's own tuple (never
+    a copy); its note names a few of them."""
 
     @classmethod
     def without_rules(

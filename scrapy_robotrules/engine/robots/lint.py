@@ -32,7 +32,12 @@ from scrapy_robotrules.engine.robots.reading import (
     member_line,
     read_bytes,
 )
-from scrapy_robotrules.engine.robots.signal_lines import license_lines, usage_lines
+from scrapy_robotrules.engine.robots.signal_lines import (
+    MAX_LICENSES,
+    license_lines,
+    unread_license_lines,
+    usage_lines,
+)
 
 __all__ = ["Finding", "doubts", "lint"]
 
@@ -118,6 +123,7 @@ def lint(content: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> list[Finding
     buf = b"\n" + data
     usage = {line for line, _, _ in usage_lines(data)}
     licenses = {line for line, _ in license_lines(data)}
+    unread_licenses = set(unread_license_lines(data))
     agents = hosts = 0
     found: list[Finding] = []
     at = 0
@@ -128,6 +134,10 @@ def lint(content: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> list[Finding
             continue
         if number in licenses:
             continue  # a License line (RSL 1.0), read wherever it stands
+        if number in unread_licenses:
+            past = f"a License line past the first {MAX_LICENSES}, not read (MAX_LICENSES)"
+            found.append(Finding(number, _shown(line), past))
+            continue
         if count_unknown(buf, start, at):
             field = text.partition(b":")[0].strip(_BLANK_BYTES).decode("latin-1")
             if field.lower() not in _USAGE_KEYS:

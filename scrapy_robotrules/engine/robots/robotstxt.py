@@ -53,8 +53,7 @@ from scrapy_robotrules.engine.robots.reading import (
 from scrapy_robotrules.engine.robots.rule_index import RuleIndex
 from scrapy_robotrules.engine.robots.signal_lines import (
     License,
-    license_lines,
-    resolve_licenses,
+    read_licenses,
     usage_lines,
 )
 from scrapy_robotrules.engine.robots.urls import request_path
@@ -87,6 +86,7 @@ class RobotsTxt:
         "_unknown_lines",
         "_views",
         "host",
+        "license_notes",
         "licenses",
         "sitemaps",
         "size",
@@ -105,12 +105,16 @@ class RobotsTxt:
         size: int = 0,
         usage: Sequence[tuple[int, str, str]] = (),
         licenses: Sequence[License] = (),
+        license_notes: Sequence[str] = (),
     ) -> None:
         self.url = url
         self.usage_lines: tuple[tuple[int, str, str], ...] = tuple(usage)
         """``Content-Usage``, ``Content-Signal`` lines: (line, key, value): see :mod:`..usage`."""
         self.licenses: tuple[License, ...] = tuple(licenses)
         """The file's ``License`` lines (RSL 1.0), file-wide: shown, never enforced."""
+        self.license_notes: tuple[str, ...] = tuple(license_notes)
+        """What of the ``License`` lines was cut or not read, one line each (see
+        :func:`~.signal_lines.read_licenses`); empty when they were read whole."""
         self.size = size
         """Bytes of the file that were read (after the size limit)."""
         if layout is None:
@@ -149,6 +153,7 @@ class RobotsTxt:
         sitemaps = layout.sitemaps
         if url is not None:
             sitemaps = _resolve_sitemaps(sitemaps, url)
+        licenses, license_notes = read_licenses(data, url)
         return cls(
             layout,
             url=url,
@@ -156,7 +161,8 @@ class RobotsTxt:
             truncated=truncated,
             size=len(data),
             usage=usage_lines(data),
-            licenses=resolve_licenses(license_lines(data), url),
+            licenses=licenses,
+            license_notes=license_notes,
         )
 
     def __repr__(self) -> str:

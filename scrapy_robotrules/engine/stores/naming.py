@@ -9,9 +9,22 @@ import re
 from contextlib import suppress
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-__all__ = ["REDACTED", "STORE_SCHEMES", "redact_url", "sqlite_path", "store_kind"]
+__all__ = ["REDACTED", "REDIS_SCHEMES", "STORE_SCHEMES", "redact_url", "sqlite_path", "store_kind"]
 
-STORE_SCHEMES = ("memory", "sqlite", "redis", "rediss", "unix")
+STORE_SCHEMES = (
+    "memory",
+    "sqlite",
+    "redis",
+    "rediss",
+    "unix",
+    "redis+cluster",
+    "rediss+cluster",
+    "redis+sentinel",
+    "rediss+sentinel",
+)
+
+REDIS_SCHEMES = STORE_SCHEMES[2:]
+"""A Redis server (``redis``, ``rediss``, ``unix``), a Redis Cluster or a Sentinel group."""
 
 REDACTED = "***"
 
@@ -65,17 +78,22 @@ def redact_url(url: str, text: str | None = None) -> str:
 
 
 def store_kind(url: str) -> str:
-    """``memory``, ``sqlite`` or ``redis`` for a ``ROBOTRULES_STORE`` value, else ``ValueError``."""
+    """``memory``, ``sqlite`` or ``redis`` (any Redis topology) for a ``ROBOTRULES_STORE`` value.
+
+    ``ValueError`` for anything else.
+    """
     if url == "memory":
         return "memory"
     scheme = urlsplit(url).scheme.lower()
     if scheme == "sqlite" and sqlite_path(url):
         return "sqlite"
-    if scheme in ("redis", "rediss", "unix"):
+    if scheme in REDIS_SCHEMES:
         return "redis"
     raise ValueError(
         f"not a store: {redact_url(url)!r}; use 'memory', 'sqlite:///absolute/path.db',"
-        " 'sqlite:relative/path.db' or 'redis://host:port/db'"
+        " 'sqlite:relative/path.db', 'redis://host:port/db',"
+        " 'redis+cluster://host:port[,host:port...]'"
+        " or 'redis+sentinel://host:port[,host:port...]/SERVICE[/db]'"
     )
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from scrapy_robotrules.engine.robots.agents import select
 from scrapy_robotrules.engine.robots.patterns import Pattern, compile_matcher
-from scrapy_robotrules.engine.robots.signal_lines import License
+from scrapy_robotrules.engine.robots.signal_lines import License, name_licenses
 from scrapy_robotrules.engine.robots.urls import request_path
 from scrapy_robotrules.engine.usage.headers import header_statements, read_headers
 from scrapy_robotrules.engine.usage.structured import parse_dictionary
@@ -314,8 +314,11 @@ USAGE_REFUSAL = "usage preferences refuse"
 def refuse_purposes(robots: RobotsTxt, decision: Decision, purposes: Sequence[str]) -> Decision:
     """``decision`` itself, or a refusal when robots.txt refuses one of ``purposes`` for its URL.
 
-    The refusal's note names the statements that refuse, then the file's
-    ``License`` lines (RSL 1.0: where the site's terms are; not enforced).
+    The refusal's note names the statements that refuse, then a few of the
+    file's ``License`` lines (RSL 1.0: where the site's terms are; not
+    enforced), shortened (:func:`.name_licenses`): a refused request costs
+    the same whatever the file's licences say. The decision refers to the
+    file's licences, all of them, without copying them.
     """
     statements, _ = robots_statements(robots, decision)
     if not statements:
@@ -323,8 +326,14 @@ def refuse_purposes(robots: RobotsTxt, decision: Decision, purposes: Sequence[st
     refused = usage_view(decision.url, statements).refused(purposes)
     if not refused:
         return decision
-    said = "; ".join([*(str(p) for p in refused), *(str(lic) for lic in robots.licenses)])
+    said = "; ".join(str(p) for p in refused)
+    if robots.licenses:
+        said = f"{said}; {name_licenses(robots.licenses)}"
     names = ", ".join(p.purpose for p in refused)
     return replace(
-        decision, allowed=False, note=f"{USAGE_REFUSAL} {names}: {said}", refused_by="usage"
+        decision,
+        allowed=False,
+        note=f"{USAGE_REFUSAL} {names}: {said}",
+        refused_by="usage",
+        licenses=robots.licenses,
     )

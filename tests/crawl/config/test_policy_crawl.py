@@ -166,6 +166,10 @@ async def test_a_policy_crawl_delay_paces_its_host_only(mockserver: MockServer) 
     manager = RobotsManager.for_crawler(result.crawler)
     assert manager.politeness.crawl_delay(Request(mockserver.url("other.test", "/"))) is None
     assert stat(result, "crawl_delay/applied") >= 1
+    assert result.messages("Crawl-delay for", logging.INFO) == [
+        f"Crawl-delay for {mockserver.url('with.test', '')}: 0.4 s"
+        " (policy for with.test: crawl_delay 0.4 s)"
+    ]
 
 
 @async_test
@@ -178,6 +182,10 @@ async def test_a_custom_robots_txts_crawl_delay_paces_its_host(mockserver: MockS
     )
     assert len(result.crawled) == 3
     assert mockserver.requests_for("with.test", "/robots.txt") == []
+    assert result.messages("Crawl-delay for", logging.INFO) == [
+        f"Crawl-delay for {mockserver.url('with.test', '')}: 0.4 s"
+        " (the robots_txt of the policy for with.test: Crawl-delay: 0.4)"
+    ]
     assert_released_apart(pages_released(result.crawler, "with.test"), 0.4)
 
 

@@ -250,6 +250,31 @@ def test_a_store_url_redis_refuses_is_named_without_its_credentials() -> None:
     CrawlerRunner({**ADDON, "ROBOTRULES_STORE": f"redis://bob:{SECRET}@cache:6379/0"})
 
 
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        (
+            f"redis+cluster://bob:{SECRET}@a:7000,b/0",
+            "'redis+cluster://***@a:7000,b/0' is refused by redis-py: ValueError: a node must"
+            " be host:port, not 'b'",
+        ),
+        (
+            f"rediss+sentinel://:{SECRET}@a:26379,b:26379",
+            "'rediss+sentinel://***@a:26379,b:26379' is refused by redis-py: ValueError: a"
+            " Sentinel URL ends with /SERVICE or /SERVICE/db",
+        ),
+    ],
+)
+def test_a_cluster_or_sentinel_url_is_checked_before_the_crawl(url: str, problem: str) -> None:
+    with pytest.raises(SystemExit) as ended:
+        CrawlerRunner({**ADDON, "ROBOTRULES_STORE": url})
+    assert SECRET not in str(ended.value)
+    assert str(ended.value) == f"scrapy-robotrules: ROBOTRULES_STORE = {problem}"
+    # Well formed, they are taken (nothing is contacted before the crawl).
+    CrawlerRunner({**ADDON, "ROBOTRULES_STORE": f"redis+cluster://bob:{SECRET}@a:7000,b:7001"})
+    CrawlerRunner({**ADDON, "ROBOTRULES_STORE": f"rediss+sentinel://:{SECRET}@a:26379/robots/1"})
+
+
 class _Misspelt(RecordingSpider):
     robotrules_useragent = "MyBot/1.0"
     robotrules_max_size = 1000

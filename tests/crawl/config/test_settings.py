@@ -176,7 +176,10 @@ def test_custom_settings_override_project_settings() -> None:
     assert (got.precedence, got.max_age) == ("first-match", 10.0)
 
 
-STORES = "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db' or 'redis://...'"
+STORES = (
+    "'memory', 'sqlite:///absolute/path.db', 'sqlite:relative/path.db', 'redis://...',"
+    " 'redis+cluster://...' or 'redis+sentinel://...'"
+)
 
 CHOICES = {
     "ROBOTRULES_PRECEDENCE": "one of 'most-specific', 'first-match', 'allow-first'",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -187,7 +188,13 @@ async def test_a_pinned_site_whose_file_differs_is_held_then_dropped(
     assert result.crawled == []
     assert sorted(result.ignored) == urls
     assert all(isinstance(exc, RobotsTxtPinMismatch) for _, exc in result.failures)
-    assert "robots.txt differs from its pin" in str(result.failures[0][1])
+    why = str(result.failures[0][1])
+    assert why.startswith("robots.txt differs from its pin")
+    # Parked at least ROBOTRULES_UNREACHABLE_TIMEOUT (0.3 s), however much longer.
+    assert re.search(rf": parked \d+\.\d s for {re.escape(origin)}/robots\.txt$", why), why
+    assert (
+        "its requests are parked" in result.messages("differs from its pin in", logging.WARNING)[0]
+    )
     assert mockserver.requests_for("pinned.test", "/a") == []
     assert stat(result, "pinned/held") == 1
     assert stat(result, "pinned/dropped") == 2

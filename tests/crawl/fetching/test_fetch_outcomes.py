@@ -148,7 +148,11 @@ async def test_an_unresolvable_host_is_held_then_dropped_as_unreachable(
     assert stat(result, "unreachable") == 3
     assert stat(result, f"exception_count/{no_dns}") >= 2
     assert stat(result, "origins/unreachable") == 1
-    assert result.messages("robots.txt unreachable: dropping 3 requests", logging.WARNING)
+    [dropping] = result.messages("robots.txt unreachable: dropping", logging.WARNING)
+    origin = mockserver.url("nowhere.invalid", "")
+    assert dropping.startswith(
+        f"robots.txt unreachable: dropping 3 requests for {origin}, parked for 0.5 s ("
+    )
     assert result.messages("Dropped <GET", logging.DEBUG)
 
 

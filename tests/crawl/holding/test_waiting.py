@@ -5,6 +5,7 @@ redirects (SPEC 8).
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -136,6 +137,14 @@ async def test_redirects_are_followed_five_times_to_any_host(mockserver: MockSer
     entry = RobotsManager.for_crawler(result.crawler).db.entry(urls[0])
     assert entry is not None
     assert entry.url == mockserver.url("final.test", "/robots.txt")
+    # One fetch, its six requests: the summary says both, as the stats count them.
+    [summary] = result.messages("robots.txt: files kept", logging.INFO)
+    line, _, slowest = summary.partition("; slowest robots.txt: ")
+    assert line == (
+        "robots.txt: files kept for 1 origin, 1 fetch (6 requests), 1 request forbidden,"
+        " 0 dropped as unreachable"
+    )
+    assert slowest.startswith(f"{mockserver.url('moved.test', '/robots.txt')} (")
 
 
 @async_test

@@ -1,5 +1,7 @@
 """Shared and persistent stores in real crawls: a fleet on Redis, restarts on SQLite, Redis dying.
 
+Fleets also run on a Redis Cluster and on a Sentinel group, each failing over mid-crawl.
+
 The fleet test runs four Scrapy processes (``fleet_worker.py``) against the
 test server in this process, with a real ``redis-server`` between them.
 """
@@ -11,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -24,7 +26,7 @@ from scrapy_robotrules.engine.stores import open_backend
 from tests.helpers import REPO_ROOT
 from tests.helpers.crawling import RecordingSpider, Running, async_test, run_spider, sleep, until
 from tests.helpers.mockserver import MockServer, Reply
-from tests.helpers.redisserver import RedisServer
+from tests.helpers.redisserver import ClusterServers, RedisServer, SentinelGroup, replicated
 from tests.helpers.turns import Turn, assert_turns_apart
 from tests.helpers.variants import OURS, PRIVATE, paths, robots_log, stat
 
@@ -74,10 +76,13 @@ async def _run_workers(
     *,
     held: Mapping[str, Reply] = MappingProxyType({}),
     options: Mapping[str, Any] = MappingProxyType({}),
+    on_poll: Callable[[], object] | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``count`` fleet workers at once; their results, in order.
 
-    ``options`` go to each worker's configuration (see ``fleet_worker.py``).
+    ``options`` go to each worker's configuration (see ``fleet_worker.py``);
+    ``on_poll`` is called each time the test looks at the fleet (ten times a
+    second), in the test server's reactor.
 
     The robots.txt of each host in ``held`` hangs (``Reply(hang=True)``)
     until one worker is fetching it and every other one has found its lease
@@ -104,6 +109,8 @@ async def _run_workers(
             if robots_log(mockserver, host) and _waiting(directory, count, origin) == count - 1:
                 mockserver.release(host, reply)
                 del held[host]
+        if on_poll is not None:
+            on_poll()
         if time.monotonic() > deadline:
             for p in processes:
                 p.kill()
@@ -202,7 +209,7 @@ async def test_a_crashed_lease_holder_delays_the_fetch_only_until_its_lease_expi
     mockserver.set_robots("crash.test", Reply(body=PRIVATE))
     # A crawler took the lease on crash.test, then died.
     client = redis.Redis.from_url(redis_server.url)
-    lease = f"robotrules:lease:http://crash.test:{mockserver.port}"
+    lease = f"robotrules:lease:{{http://crash.test:{mockserver.port}}}"
     client.set(lease, "dead", px=60_000)
     pages = [mockserver.url("crash.test", "/a"), mockserver.url("crash.test", "/private/b")]
     settings = {**OURS, "ROBOTRULES_STORE": redis_server.url}
@@ -469,3 +476,137 @@ async def test_a_scrapy_redis_crawler_stopped_with_requests_parked_hands_them_to
     pages = [r.path for r in mockserver.requests_for("parked.test") if r.path != "/robots.txt"]
     assert sorted(pages) == ["/a", "/b"]
     assert redis.Redis.from_url(redis_server.url).zcard("fleet:requests") == 0
+
+
+# Fleets on a Redis Cluster and on a Sentinel group, a master failing over mid-crawl.
+
+FIRST = 10
+LATER = 30
+"""Sites crawled before the failover (and DELAYED), and sites only their pages link to."""
+
+
+class FailoverSites(NamedTuple):
+    start_urls: list[str]
+    allowed: set[str]
+    forbidden: set[str]
+    hosts: list[str]
+
+
+def _failover_sites(mockserver: MockServer, crawlers: int) -> FailoverSites:
+    """41 origins: FIRST sites and DELAYED, whose home pages hang; LATER sites they link to.
+
+    Each home page hangs (once per crawler) until the test releases it: the
+    fleet has then fetched the first robots.txt files and booked DELAYED's
+    first turns, and makes no store call until the pages are answered.
+    """
+    first = [f"first{n}.test" for n in range(FIRST)]
+    later = [f"later{n}.test" for n in range(LATER)]
+    allowed: set[str] = set()
+    forbidden: set[str] = set()
+    for n, host in enumerate(later):
+        pages = {path: mockserver.url(host, path) for path in ("/a", "/private/b")}
+        kind = n % 3
+        if kind == 0:
+            mockserver.set_robots(host, Reply(body=PRIVATE))
+            forbidden.add(pages.pop("/private/b"))
+        elif kind == 1:
+            mockserver.set_robots(host, Reply(body=b"User-agent: fleetbot\nDisallow: /a\n"))
+            forbidden.add(pages.pop("/a"))
+        allowed.update(pages.values())
+    hold = [Reply(hang=True)] * crawlers
+    for n, host in enumerate(first):
+        mockserver.set_robots(host, Reply(body=PRIVATE))
+        links = [
+            mockserver.url(h, p) for h in later[3 * n : 3 * n + 3] for p in ("/a", "/private/b")
+        ]
+        anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
+        page = Reply(body=anchors.encode(), headers={"Content-Type": "text/html; charset=utf-8"})
+        mockserver.set_page(host, "/", *hold, page)
+        allowed.add(mockserver.url(host))
+    mockserver.set_robots(DELAYED, Reply(body=b"User-agent: *\nCrawl-delay: 1\n" + PRIVATE[14:]))
+    links = [mockserver.url(DELAYED, "/a"), mockserver.url(DELAYED, "/private/b")]
+    anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
+    page = Reply(body=anchors.encode(), headers={"Content-Type": "text/html; charset=utf-8"})
+    mockserver.set_page(DELAYED, "/", *hold, page)
+    allowed.update([mockserver.url(DELAYED), mockserver.url(DELAYED, "/a")])
+    forbidden.add(mockserver.url(DELAYED, "/private/b"))
+    start_urls = [mockserver.url(host) for host in [*first, DELAYED]]
+    return FailoverSites(start_urls, allowed, forbidden, [*first, *later, DELAYED])
+
+
+async def _fleet_through_a_failover(
+    mockserver: MockServer, tmp_path: Path, url: str, fail_over: Callable[[], object]
+) -> list[dict[str, Any]]:
+    """Three crawlers on ``url``; ``fail_over()`` once every one waits on every home page.
+
+    The home pages are answered once it returned (the new master up): every
+    later store call of the fleet goes to the new master. Asserts that no
+    request was lost, doubled or let through against robots.txt, that the
+    failover lost nothing (each robots.txt fetched once), that DELAYED's
+    Crawl-delay held across it, and that each crawler said so once.
+    """
+    crawlers = 3
+    start_urls, allowed, forbidden, hosts = _failover_sites(mockserver, crawlers)
+    homes = [urlsplit(url).hostname or "" for url in start_urls]
+    failed_over: list[bool] = []
+
+    def at_the_failover() -> None:
+        if failed_over or not all(mockserver.holding(h, "/") == crawlers for h in homes):
+            return
+        fail_over()
+        failed_over.append(True)
+        for host in homes:
+            assert mockserver.release(host, path="/") == crawlers
+
+    settings = {**FLEET_SETTINGS, "ROBOTRULES_STORE": url, "DOWNLOAD_TIMEOUT": 60.0}
+    fleet = await _run_workers(
+        mockserver, tmp_path, crawlers, start_urls, settings, on_poll=at_the_failover
+    )
+    assert failed_over
+    # Each crawler crawled every allowed page once, and was refused every forbidden one.
+    for result in fleet:
+        assert sorted(result["crawled"]) == sorted(allowed)
+        assert set(result["forbidden"]) == forbidden
+        assert result["failed"] == {}
+    pages = Counter(mockserver.url(r.host, r.path) for r in mockserver.requests)
+    assert not set(pages) & forbidden  # none reached a site
+    # Nothing the store held was lost: each robots.txt fetched once for the fleet.
+    assert {h: len(robots_log(mockserver, h)) for h in hosts} == dict.fromkeys(hosts, 1)
+    # DELAYED's turns, before the failover and after, a second apart across the fleet.
+    _assert_paced(mockserver, fleet, DELAYED, delay=1.0, pages=2 * crawlers)
+    for n, result in enumerate(fleet):
+        log = (tmp_path / f"worker{n}.log").read_text()
+        assert log.count("failed over") == 1, log[-3000:]  # one WARNING per crawler
+        assert "Traceback" not in log
+        assert "in-process memory store" not in log  # never fell back
+        assert result["stats"].get("robotrules/store/errors", 0) == 0
+    return fleet
+
+
+@async_test
+async def test_a_fleet_on_a_redis_cluster_survives_a_master_killed_mid_crawl(
+    mockserver: MockServer, redis_cluster: ClusterServers, tmp_path: Path
+) -> None:
+    """The master holding DELAYED's keys is killed; its replica takes over its slots."""
+    origin = mockserver.url(DELAYED).rstrip("/")
+    master = redis_cluster.master_of(f"robotrules:pace:{{{origin}}}")
+
+    def fail_over() -> None:
+        # Every write the fleet made so far is on the replica: none lost.
+        assert replicated(master)
+        redis_cluster.fail_over(master)
+
+    await _fleet_through_a_failover(mockserver, tmp_path, redis_cluster.url, fail_over)
+
+
+@async_test
+async def test_a_fleet_on_a_sentinel_group_survives_its_master_killed_mid_crawl(
+    mockserver: MockServer, redis_sentinel: SentinelGroup, tmp_path: Path
+) -> None:
+    """The master is killed; the sentinels promote the replica, and the fleet finds it."""
+
+    def fail_over() -> None:
+        assert replicated(redis_sentinel.master)
+        redis_sentinel.fail_over()
+
+    await _fleet_through_a_failover(mockserver, tmp_path, redis_sentinel.url, fail_over)

@@ -109,6 +109,10 @@ async def test_crawl_delay_spaces_the_requests_to_an_origin(mockserver: MockServ
     result, pages = await _paced_crawl(mockserver, robots, NO_JITTER)
     assert_released_apart(pages, 0.5)
     assert stat(result, "crawl_delay/applied") >= 1
+    origin = mockserver.url("slow.test", "")
+    assert result.messages("Crawl-delay for", logging.INFO) == [
+        f"Crawl-delay for {origin}: 0.5 s (robots.txt Crawl-delay: 0.5)"
+    ]
 
 
 @async_test
@@ -124,8 +128,12 @@ async def test_crawl_delay_is_kept_even_by_the_shortest_random_gap(
 @async_test
 async def test_request_rate_is_a_delay_too(mockserver: MockServer) -> None:
     robots = b"User-agent: *\nRequest-rate: 2/1s\n"
-    _, pages = await _paced_crawl(mockserver, robots, NO_JITTER, count=3)
+    result, pages = await _paced_crawl(mockserver, robots, NO_JITTER, count=3)
     assert_released_apart(pages, 0.5)
+    origin = mockserver.url("slow.test", "")
+    assert result.messages("Crawl-delay for", logging.INFO) == [
+        f"Crawl-delay for {origin}: 0.5 s (robots.txt Request-rate: 2/1s)"
+    ]
 
 
 @async_test
@@ -134,9 +142,14 @@ async def test_crawl_delay_is_bounded_by_robotrules_max_crawl_delay(
 ) -> None:
     robots = b"User-agent: *\nCrawl-delay: 30\n"
     settings = {**NO_JITTER, "ROBOTRULES_MAX_CRAWL_DELAY": 0.3}
-    _, pages = await _paced_crawl(mockserver, robots, settings, count=3)
+    result, pages = await _paced_crawl(mockserver, robots, settings, count=3)
     assert_released_apart(pages, 0.3)
     assert {page.delay for page in pages} == {0.3}  # not 30
+    origin = mockserver.url("slow.test", "")
+    assert result.messages("Crawl-delay for", logging.INFO) == [
+        f"Crawl-delay for {origin}: 0.3 s"
+        " (Crawl-delay 30 s clamped to ROBOTRULES_MAX_CRAWL_DELAY (0.3 s))"
+    ]
 
 
 @async_test
@@ -146,6 +159,7 @@ async def test_crawl_delay_can_be_ignored(mockserver: MockServer) -> None:
     result, pages = await _paced_crawl(mockserver, robots, settings)
     assert {page.delay for page in pages} == {0.0}  # DOWNLOAD_DELAY's, nothing more
     assert stat(result, "crawl_delay/applied") == 0
+    assert result.messages("Crawl-delay for") == []
 
 
 @async_test

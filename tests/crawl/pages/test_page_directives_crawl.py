@@ -13,6 +13,7 @@ import logging
 import re
 import tracemalloc
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -24,7 +25,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from scrapy_robotrules import Addon, PageDirectives
+from scrapy_robotrules import Addon, PageDirectives, PageNofollow
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, RobotRulesSettingError
 from scrapy_robotrules.crawl.pages.directive_middleware import (
@@ -180,7 +181,7 @@ async def test_every_form_with_the_defaults(mockserver: MockServer) -> None:
     got = marks(result)
     assert set(got) == set(PAGES)
     marked = {"/header-only", "/meta-only", "/disagree", "/for-us", "/expired", "/doc.pdf"}
-    marked.add("/image.png")
+    marked |= {"/image.png", "/huge"}
     assert {path for path, mark in got.items() if mark} == marked
     assert got["/header-only"].startswith("noindex: noindex (for every crawler; X-Robots-Tag")
     assert got["/expired"] == "unavailable_after 2001-01-01T00:00:00+00:00 has passed"
@@ -211,22 +212,21 @@ async def test_every_form_with_the_defaults(mockserver: MockServer) -> None:
         "max-snippet",
     ]
     assert [d.name for d in malformed.unknown] == ["frobnicate", "&&&"]
-    # Huge headers: read up to the caps, the rest reported.
+    # Huge headers: each read up to its cap, and the line after them still counts.
     huge = pages["/huge"]
-    assert huge.restrictions == {"nosnippet"}
-    assert not huge.noindex
-    assert huge.truncated
+    assert huge.restrictions == {"nosnippet", "noindex"}
+    assert not huge.truncated
     # rel=nofollow links are followed by default.
     assert mockserver.requests_for(HOST, "/to/nofollow")
 
     stats = result.stats
-    assert stats["robotrules/page/directive/noindex"] == 6
+    assert stats["robotrules/page/directive/noindex"] == 7
     assert stats["robotrules/page/directive/nofollow"] == 5
     assert stats["robotrules/page/directive/unavailable_after/passed"] == 1
     assert stats["robotrules/page/requests/nofollow"] == 5
-    assert stats["robotrules/page/items/marked"] == 7
+    assert stats["robotrules/page/items/marked"] == 8
     assert stats["robotrules/page/malformed"] == 1
-    assert stats["robotrules/page/truncated"] == 1
+    assert "robotrules/page/truncated" not in stats
     assert stats["robotrules/page/other_crawler"] == 1
     assert "robotrules/page/items/dropped" not in stats
     drops = result.messages("from " + mockserver.url(HOST, "/header-only"), logging.DEBUG)
@@ -238,7 +238,7 @@ async def test_every_form_with_the_defaults(mockserver: MockServer) -> None:
     summary = result.messages("page directives:", logging.INFO)
     assert len(summary) == 1
     assert "requests dropped: 5 for nofollow, 0 for rel=nofollow links" in summary[0]
-    assert "noindex items: 7 marked" in summary[0]
+    assert "noindex items: 8 marked" in summary[0]
 
 
 @async_test
@@ -255,10 +255,11 @@ async def test_noindex_drop_and_nofollow_off(mockserver: MockServer) -> None:
         "/expired",
         "/doc.pdf",
         "/image.png",
+        "/huge",
     }
-    assert result.stats["robotrules/page/items/dropped"] == 7
+    assert result.stats["robotrules/page/items/dropped"] == 8
     # Dropped items are announced like a pipeline's DropItem.
-    assert result.stats["item_dropped_count"] == 7
+    assert result.stats["item_dropped_count"] == 8
     assert "robotrules/page/requests/nofollow" not in result.stats
 
 
@@ -267,7 +268,7 @@ async def test_noindex_ignore(mockserver: MockServer) -> None:
     result = await crawl(mockserver, {"ROBOTRULES_PAGE_NOINDEX": "ignore"})
     assert set(marks(result)) == set(PAGES)
     assert not any(marks(result).values())
-    assert result.stats["robotrules/page/items/ignored"] == 7
+    assert result.stats["robotrules/page/items/ignored"] == 8
 
 
 @async_test
@@ -290,6 +291,66 @@ async def test_a_request_can_opt_out(mockserver: MockServer) -> None:
     assert "robotrules/page/requests/nofollow" not in result.stats
 
 
+NOFOLLOWED = ("/header-only", "/meta-only", "/for-us", "/several", "/doc.pdf")
+"""The pages whose rules say nofollow for this crawler."""
+
+
+@async_test
+async def test_a_nofollow_drop_is_told_with_request_dropped(mockserver: MockServer) -> None:
+    result = await crawl(mockserver)
+    expected = sorted(mockserver.url(HOST, "/from" + path) for path in NOFOLLOWED)
+    assert sorted(result.spider.dropped) == expected
+    assert result.failures == []
+
+
+@async_test
+async def test_the_summary_counts_one_response_in_the_singular(mockserver: MockServer) -> None:
+    mockserver.set_page(
+        HOST, "/one", Reply(body=html(), headers={**HTML, "X-Robots-Tag": "nofollow"})
+    )
+    result = await run_spider(PageSpider, SETTINGS, start_urls=[mockserver.url(HOST, "/one")])
+    [summary] = result.messages("page directives:", logging.INFO)
+    robots, page = summary.splitlines()
+    assert robots.startswith(
+        "robots.txt: files kept for 1 origin, 1 fetch (1 request), 0 requests forbidden,"
+    )
+    assert page == (
+        "page directives: 1 response had rules for this crawler (nofollow 1);"
+        " requests dropped: 1 for nofollow, 0 for rel=nofollow links; noindex items: none"
+    )
+
+
+class ErrbackPageSpider(PageSpider):
+    """Gives every request it yields the errback that records failures."""
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        for each in super().parse(response, **kwargs):
+            if isinstance(each, Request):
+                yield each.replace(errback=partial(self.on_failure, each.url))
+            else:
+                yield each
+
+
+@async_test
+async def test_a_nofollow_drop_reaches_the_errback_with_why(mockserver: MockServer) -> None:
+    result = await crawl(mockserver, spider=ErrbackPageSpider)
+    failed = dict(result.failures)
+    assert sorted(failed) == sorted(mockserver.url(HOST, "/from" + path) for path in NOFOLLOWED)
+    assert all(isinstance(exc, PageNofollow) for exc in failed.values())
+    why = failed[mockserver.url(HOST, "/from/header-only")]
+    assert str(why) == (
+        "Dropped for nofollow: the page says nofollow (for every crawler;"
+        f" X-Robots-Tag header 1: 'noindex, nofollow') ({mockserver.url(HOST, '/header-only')})"
+    )
+    # Never downloaded, never a robots.txt verdict: counted as nofollow drops only.
+    assert not any(followed(mockserver, path) for path in NOFOLLOWED)
+    assert result.spider.dropped == []
+    stats = result.stats
+    assert stats["robotrules/page/requests/nofollow"] == 5
+    assert "robotrules/forbidden" not in stats
+    assert stats["robotrules/offered"] == stats["robotrules/allowed"]
+
+
 class Page(scrapy.Item):
     url = scrapy.Field()
 
@@ -309,7 +370,7 @@ async def test_items_that_cannot_be_marked_are_kept_counted_and_warned(
 
     result = await crawl(mockserver, spider=ItemSpider)
     assert len(result.spider.items) == len(PAGES)
-    assert result.stats["robotrules/page/items/unmarked"] == 7
+    assert result.stats["robotrules/page/items/unmarked"] == 8
     warnings = result.messages("has no 'robotrules_noindex' field", logging.WARNING)
     assert len(warnings) == 1
 
@@ -322,7 +383,7 @@ async def test_dataclass_items_with_the_field_are_marked(mockserver: MockServer)
     result = await crawl(mockserver, spider=DataclassSpider)
     marked = {item.url for item in result.spider.items if item.robotrules_noindex}
     assert "/header-only" in marked
-    assert len(marked) == 7
+    assert len(marked) == 8
 
 
 @async_test
@@ -410,7 +471,7 @@ async def test_async_callbacks_are_judged_the_same(mockserver: MockServer) -> No
     assert followed(mockserver, "/plain")
     assert marks(result)["/meta-only"]
     assert result.stats["robotrules/page/requests/nofollow"] == 5
-    assert result.stats["robotrules/page/items/marked"] == 7
+    assert result.stats["robotrules/page/items/marked"] == 8
 
 
 @async_test
@@ -528,6 +589,41 @@ async def test_nofollow_links_are_read_within_the_html_limit(mockserver: MockSer
     assert result.stats["robotrules/page/links_truncated"] == 2
     said = result.messages("read in its first 1000 bytes only", logging.DEBUG)
     assert len(said) == 2
+
+
+@async_test
+async def test_a_nofollow_deep_among_header_lines_and_meta_tags_is_obeyed(
+    mockserver: MockServer,
+) -> None:
+    # Every X-Robots-Tag line the HTTP layer delivers is read, and every robots
+    # meta tag within ROBOTRULES_PAGE_MAX_HTML: a nofollow in the 1,000th
+    # header line, or in a meta tag past the 300th, keeps the links unfollowed.
+    links = '<a href="/to/header-deep">a</a>'
+    header_lines = (*(("X-Robots-Tag", "noarchive"),) * 999, ("X-Robots-Tag", "nofollow"))
+    metas = [("robots", "noarchive")] * 300 + [("robots", "nofollow")]
+    pages = {
+        "/header-deep": Reply(body=html(links=links), headers=HTML, header_lines=header_lines),
+        "/meta-deep": Reply(body=html(*metas, links='<a href="/to/meta-deep">a</a>'), headers=HTML),
+    }
+    for path, reply in pages.items():
+        mockserver.set_page(HOST, path, reply)
+    urls = [mockserver.url(HOST, path) for path in pages]
+    result = await run_spider(PageSpider, SETTINGS, start_urls=urls)
+    assert set(result.crawled) == set(urls)
+    for path in pages:
+        assert not followed(mockserver, path)
+        assert not mockserver.requests_for(HOST, f"/to{path}")
+    header_page = result.spider.pages["/header-deep"]
+    meta_page = result.spider.pages["/meta-deep"]
+    assert header_page is not None
+    assert meta_page is not None
+    assert header_page.sources("nofollow")[0].source.number == 1000
+    assert meta_page.sources("nofollow")[0].source.number == 301
+    assert not header_page.truncated
+    assert not meta_page.truncated
+    stats = result.stats
+    assert stats["robotrules/page/requests/nofollow"] == 4
+    assert "robotrules/page/truncated" not in stats
 
 
 def test_nofollow_links_of_a_large_page_cost_the_html_limit() -> None:

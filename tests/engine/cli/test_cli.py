@@ -391,6 +391,15 @@ def test_module_reads_stdin() -> None:
     assert "Disallow: /x (line 2)" in done.stdout
 
 
+def test_the_lint_command_says_it_found_nothing(tmp_path: Path) -> None:
+    done = robotrules("lint", write(tmp_path, "User-agent: *\nDisallow: /x\n"))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        "no line ignored or read leniently\n",
+        "",
+    )
+
+
 def test_module_compare(tmp_path: Path) -> None:
     done = robotrules("compare", write(tmp_path, FOLDERS), "/folder1/myfile.html", "/y")
     assert done.returncode == 1

@@ -10,6 +10,7 @@ import pytest
 
 from scrapy_robotrules.engine.operator_tools.audit_trail import (
     MAX_LINE,
+    MAX_TEXT,
     fetch_line,
     read_lines,
     request_line,
@@ -266,3 +267,17 @@ def test_a_line_too_long_is_one_bad_line() -> None:
 def test_an_empty_trail_is_summarised() -> None:
     summary = summarise([])
     assert (summary.lines, summary.requests, summary.unreachable, summary.slowest) == (0, 0, [], [])
+
+
+def test_a_rule_as_long_as_its_file_is_cut_in_each_request_line() -> None:
+    # A single Disallow line can be as long as the parsed file: each request
+    # it decides must not write all of it again.
+    pattern = "/p/" + "x" * 400_000
+    robots = RobotsTxt.parse(f"User-agent: *\nDisallow: {pattern}\n".encode(), "https://s.test/")
+    decision = robots.explain(f"https://s.test{pattern}", "bot")
+    assert not decision.allowed
+    line = json.loads(request_line(decision, origin="https://s.test", at=T0))
+    assert len(line["rule"]) == MAX_TEXT
+    assert line["rule"].startswith("Disallow: /p/xxx")
+    assert line["rule"].endswith("...")
+    assert line["line"] == 2

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from scrapy_robotrules.engine.page.directives import (
     HEADER,
     MAX_ITEMS,
+    MAX_KEPT,
     MAX_VALUE_CHARS,
-    MAX_VALUES,
     META,
     PageDirectives,
     parse_date,
@@ -322,14 +322,40 @@ def test_many_items_are_capped() -> None:
     assert any(line.startswith("not read: rules after") for line in page.explain())
 
 
-def test_many_headers_and_metas_are_capped() -> None:
+def test_every_header_and_meta_is_read_and_what_is_kept_stays_bounded() -> None:
     page = parse_page_directives(
-        ["noarchive"] * MAX_VALUES + ["noindex"],
-        [("robots", "nosnippet")] * MAX_VALUES + [("robots", "nofollow")],
+        ["noarchive"] * 999 + ["nofollow"],
+        [("robots", "nosnippet")] * 999 + [("robots", "noindex")],
         AGENT,
     )
-    assert page.restrictions == {"noarchive", "nosnippet"}
-    assert len(page.truncated) == 2
+    assert page.restrictions == {"noarchive", "nosnippet", "nofollow", "noindex"}
+    assert not page.truncated
+    # The first rules, and past them only those that change what is in effect.
+    assert len(page.applied) == MAX_KEPT + 3  # nosnippet, nofollow, noindex
+    assert page.sources("nofollow")[0].source.number == 1000
+    assert str(page.sources("noindex")[0]) == (
+        "noindex (for every crawler; <meta name=\"robots\"> 1000: 'noindex')"
+    )
+    assert page.explain()[-1] == (
+        f"read, not listed: {2000 - MAX_KEPT - 3:,} rules for this crawler that change"
+        f" nothing in effect past the first {MAX_KEPT}"
+    )
+
+
+def test_past_the_kept_rules_the_most_restrictive_value_is_kept() -> None:
+    values = [f"max-snippet: {n}" for n in range(2000, 999, -1)] + ["max-snippet: -1"]
+    values += [f"otherbot: noindex, unknown-{n}" for n in range(1000)]
+    page = header(*values)
+    assert page.max_snippet == 1000
+    assert [d.value for d in page.sources("max-snippet")][-1] == "1000"
+    assert len(page.applied) == MAX_KEPT + 1
+    assert (len(page.other_crawlers), len(page.unknown)) == (MAX_KEPT, 0)
+    # Every value of more rules than are read is still named, a few of them.
+    many = header(*[", ".join(["foo"] * (MAX_ITEMS + 1))] * 500)
+    assert len(many.truncated) == MAX_KEPT + 1
+    assert (
+        many.truncated[-1] == f"rules after the first {MAX_ITEMS} of {500 - MAX_KEPT} more values"
+    )
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.robots.lint import Finding, doubts, lint
 from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE, read_bytes
-from scrapy_robotrules.engine.robots.signal_lines import license_lines
+from scrapy_robotrules.engine.robots.signal_lines import MAX_LICENSES, license_lines
 from tests.helpers.cli import run
 from tests.helpers.corpus_subset import load
 
@@ -177,7 +177,7 @@ def test_lint_command_exits_0_on_a_clean_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     code, out, err = run(capsys, "lint", write(tmp_path, b"User-agent: *\nDisallow: /x\n"))
-    assert (code, out, err) == (0, "", "")
+    assert (code, out, err) == (0, "no line ignored or read leniently\n", "")
 
 
 def test_lint_command_max_size(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -201,3 +201,14 @@ def test_licence_and_plural_signal_lines_are_read_not_reported() -> None:
     body = b"License: https://example.com/license.xml\nUser-agent: *\nContent-Signals: search=yes\n"
     assert lint(body) == []
     assert [f.line for f in lint(body + b"Licence: misspelt\n")] == [4]
+
+
+def test_license_lines_past_those_read_are_named_as_not_read() -> None:
+    lines = [f"License: https://example.com/{n}.xml" for n in range(MAX_LICENSES + 2)]
+    body = "\n".join([*lines, "User-agent: *", "Disallow: /x", ""]).encode()
+    found = lint(body)
+    assert [f.line for f in found] == [MAX_LICENSES + 1, MAX_LICENSES + 2]
+    assert all(
+        f.why == f"a License line past the first {MAX_LICENSES}, not read (MAX_LICENSES)"
+        for f in found
+    )

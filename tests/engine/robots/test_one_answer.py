@@ -123,6 +123,7 @@ def test_a_decision_is_the_frozen_dataclass_it_says_it_is() -> None:
         **fields,
         "note": "",
         "refused_by": "",
+        "licenses": (),
     }
     assert dataclasses.replace(made, allowed=True).allowed
     assert repr(made).startswith("Decision(allowed=False, rule=None, groups=[], url=")

@@ -16,7 +16,12 @@ import pytest
 from scrapy_robotrules.engine.cli.main import main
 from scrapy_robotrules.engine.operator_tools.audit_trail import fetch_line
 from scrapy_robotrules.engine.robots.robotstxt import License, RobotsTxt
-from scrapy_robotrules.engine.robots.signal_lines import MAX_LICENSES
+from scrapy_robotrules.engine.robots.signal_lines import (
+    LICENSE_NAMED_CHARS,
+    LICENSES_NAMED,
+    MAX_LICENSE_URL,
+    MAX_LICENSES,
+)
 from scrapy_robotrules.engine.usage.preferences import (
     AIPREF_DRAFTS,
     ALLOWED,
@@ -38,6 +43,7 @@ def view(robots: str, path: str, agent: str = "testbot") -> UsageView:
     parsed = RobotsTxt.parse(robots, ROBOTS_URL)
     url = f"https://example.com{path}"
     statements, notes = robots_statements(parsed, parsed.explain(url, agent))
+    notes = [*notes, *parsed.license_notes]  # as the command line and the crawl give them
     return usage_view(url, statements, notes=notes, licenses=parsed.licenses)
 
 
@@ -243,6 +249,56 @@ def test_a_licence_url_loses_its_user_name_and_password() -> None:
 def test_license_lines_are_bounded() -> None:
     robots = "".join(f"License: https://example.com/l{i}.xml\n" for i in range(MAX_LICENSES + 5))
     assert len(RobotsTxt.parse(robots).licenses) == MAX_LICENSES
+
+
+LONG_LICENSE = "User-agent: *\nContent-Usage: /p/ train-ai=n\nLicense: https://lic.test/"
+
+
+def test_a_long_licence_is_cut_where_it_is_read_and_explain_says_so() -> None:
+    robots = LONG_LICENSE + "x" * 450_000 + "\n"
+    parsed = RobotsTxt.parse(robots, ROBOTS_URL)
+    (kept,) = parsed.licenses
+    assert kept == License(("https://lic.test/" + "x" * 450_000)[:MAX_LICENSE_URL], 3)
+    assert parsed.license_notes == (
+        "robots.txt line 3: a License value of 450,017 characters, cut to its first 2,048"
+        " (MAX_LICENSE_URL)",
+    )
+    assert parsed.license_notes[0] in view(robots, "/p/x").explain()
+    # The refusal refers to the file's licences (the same tuple) and names them short.
+    decision = refuse_purposes(
+        parsed, parsed.explain("https://example.com/p/x", "bot"), ["train-ai"]
+    )
+    assert not decision.allowed
+    assert decision.licenses is parsed.licenses
+    assert len(decision.note) < 600
+    assert decision.note.endswith(
+        f"License: https://lic.test/{'x' * (LICENSE_NAMED_CHARS - 17)}... (2,048 characters)"
+    )
+
+
+def test_many_licences_keep_a_few_and_a_refusal_names_fewer() -> None:
+    robots = "User-agent: *\nContent-Usage: train-ai=n\n" + "".join(
+        f"License: https://lic.test/{i}/{'x' * 3000}\n" for i in range(1000)
+    )
+    parsed = RobotsTxt.parse(robots, ROBOTS_URL)
+    assert len(parsed.licenses) == MAX_LICENSES
+    assert all(len(lic.url) == MAX_LICENSE_URL for lic in parsed.licenses)
+    assert len(parsed.license_notes) == MAX_LICENSES + 1
+    assert parsed.license_notes[-1] == (
+        f"robots.txt line {3 + MAX_LICENSES}: License lines past the first {MAX_LICENSES}"
+        " not read (MAX_LICENSES)"
+    )
+    assert parsed.license_notes[-1] in view(robots, "/x").explain()
+    decision = refuse_purposes(parsed, parsed.explain("https://example.com/x", "bot"), ["train-ai"])
+    assert decision.note.count("License: ") == LICENSES_NAMED
+    assert decision.note.endswith(f"; {MAX_LICENSES - LICENSES_NAMED} more License lines")
+    assert len(decision.note) < LICENSES_NAMED * (LICENSE_NAMED_CHARS + 80) + 200
+
+
+def test_a_cut_licence_url_never_keeps_part_of_a_password() -> None:
+    secret = "s" * (2 * MAX_LICENSE_URL)
+    parsed = RobotsTxt.parse(f"License: https://bob:{secret}@lic.test/terms\n", ROBOTS_URL)
+    assert parsed.licenses == (License("https://lic.test/terms", 1),)
 
 
 def test_licenses_in_the_view_and_in_a_refusal() -> None:

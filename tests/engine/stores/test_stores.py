@@ -331,7 +331,7 @@ class TestCachedStore:
 
     def test_records_written_by_something_else_are_absent(self, redis_server: RedisServer) -> None:
         client = redis.Redis.from_url(redis_server.url)
-        client.hset("robotrules:robots:http://x.example", mapping={"outcome": "bogus"})
+        client.hset("robotrules:robots:{http://x.example}", mapping={"outcome": "bogus"})
         assert open_backend(redis_server.url).load("http://x.example") is None
 
 
