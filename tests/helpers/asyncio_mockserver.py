@@ -108,8 +108,10 @@ class AsyncioMockServer(Sites):
             request.transport.close()
             return response
         if reply.chunk:
-            # Each piece once the connection took the one before (write waits for
-            # the transport to drain), until the client closes it.
+            # Each piece once the connection took the one before, until the client
+            # closes it: write waits only for a full buffer, so the loop is given a
+            # turn after each piece (as Twisted's pull producer is asked once a turn);
+            # the crawl reading in the same loop then stops it early.
             sent = self._sent[(host, path)]
             sent[0] = 0
             for start in range(0, len(body), reply.chunk):
@@ -119,6 +121,7 @@ class AsyncioMockServer(Sites):
                     await response.write(piece)
                 except ConnectionError:
                     return response
+                await asyncio.sleep(0)
         else:
             await response.write(body)
         await response.write_eof()
