@@ -7,10 +7,38 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import scrapy
 
 from scrapy_robotrules.engine.stores import Backend, open_backend
-from tests.helpers.crawling import mockserver_fixture  # noqa: F401  (the ``mockserver`` fixture)
+from tests.helpers.crawling import (  # noqa: F401  (the ``mockserver`` fixture)
+    SCRAPY_VERSION,
+    mockserver_fixture,
+)
 from tests.helpers.redisserver import ClusterServers, RedisServer, SentinelGroup
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """Without pytest-twisted (``-p no:twisted``), accept its ``--reactor`` and ignore it.
+
+    ``-p no:twisted`` is the switch to Scrapy's third mode, without a reactor
+    (see :mod:`tests.helpers.crawling`); the ``--reactor`` of the project's
+    ``addopts`` then chooses nothing.
+    """
+    if not pluginmanager.has_plugin("twisted"):
+        parser.addoption("--reactor", default="none", help="ignored: -p no:twisted runs no reactor")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Without a reactor, forbid importing one, as ``scrapy crawl`` does in that mode."""
+    if not config.pluginmanager.has_plugin("twisted"):
+        if SCRAPY_VERSION < (2, 19):
+            raise pytest.UsageError(
+                f"-p no:twisted: Scrapy {scrapy.__version__} cannot download without a Twisted"
+                " reactor (TWISTED_REACTOR_ENABLED = False downloads with aiohttp from 2.19 on)"
+            )
+        from scrapy.utils.reactorless import install_reactor_import_hook
+
+        install_reactor_import_hook()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

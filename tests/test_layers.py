@@ -3,12 +3,15 @@
 Every import statement counts: those under ``TYPE_CHECKING`` and those inside
 functions too, which a plain import would not run. A module imports only from
 its own layer or the ones below; within a layer, no circle (checked for the
-whole package).
+whole package). And no module imports Twisted's reactor, which a crawl
+without one forbids.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,3 +171,20 @@ def test_the_reader_sees_type_only_and_late_imports() -> None:
     )
     found = imported(text, "scrapy_robotrules.crawl.config.settings")
     assert found == {CRAWL, f"{CRAWL}.manager", f"{CRAWL}.gate"}
+
+
+def test_no_module_of_the_package_imports_the_reactor() -> None:
+    # Every module imported with the reactor's import forbidden, as in a crawl without one.
+    pytest.importorskip("scrapy.utils.reactorless", reason="Scrapy 2.15+ runs without a reactor")
+    code = (
+        "import pkgutil, sys, importlib, scrapy_robotrules\n"
+        "from scrapy.utils.reactorless import install_reactor_import_hook\n"
+        "install_reactor_import_hook()\n"
+        "for module in pkgutil.walk_packages(scrapy_robotrules.__path__, 'scrapy_robotrules.'):\n"
+        "    if not module.name.endswith('__main__'): importlib.import_module(module.name)\n"
+        "assert 'twisted.internet.reactor' not in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-5000:]

@@ -19,10 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from twisted.internet.threads import deferToThread
 
 from tests.helpers import REPO_ROOT
-from tests.helpers.crawling import async_test
+from tests.helpers.crawling import async_test, in_thread, reactorless
 from tests.helpers.demo import Crawl
 from tests.helpers.mockserver import MockServer, Reply, get_reactor
 
@@ -66,10 +65,12 @@ class PrivateSpider(Spider):
 '''
 
 
-def reactor_path() -> str:
-    """The test's reactor, for the child: the crawl tests run under both."""
+def reactor_setting() -> str:
+    """The test's mode, for the child: its reactor, or none (the crawl tests run in each)."""
+    if reactorless():
+        return "TWISTED_REACTOR_ENABLED = False\n"
     reactor = type(get_reactor())
-    return f"{reactor.__module__}.{reactor.__qualname__}"
+    return f"TWISTED_REACTOR = {f'{reactor.__module__}.{reactor.__qualname__}'!r}\n"
 
 
 def make_project(directory: Path, mockserver: MockServer | None) -> Path:
@@ -85,8 +86,7 @@ def make_project(directory: Path, mockserver: MockServer | None) -> Path:
         "ADDONS = {'scrapy_robotrules.Addon': 0}\n"
         "TELNETCONSOLE_ENABLED = False\n"
         "HTTPPROXY_ENABLED = False\n"
-        "LOG_LEVEL = 'DEBUG'\n"
-        f"TWISTED_REACTOR = {reactor_path()!r}\n"
+        "LOG_LEVEL = 'DEBUG'\n" + reactor_setting()
     )
     base = mockserver.url(HOSTS[0], "") if mockserver is not None else "http://127.0.0.1:9"
     (package / "spiders" / "__init__.py").write_text(
@@ -122,9 +122,8 @@ def run_scrapy(project: Path, *arguments: str) -> subprocess.CompletedProcess[st
 
 
 async def scrapy(project: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    """``run_scrapy`` in a thread, so the test's reactor serves the child meanwhile."""
-    result: subprocess.CompletedProcess[str] = await deferToThread(run_scrapy, project, *arguments)
-    return result
+    """``run_scrapy`` in a thread, so the test's reactor (or loop) serves the child meanwhile."""
+    return await in_thread(run_scrapy, project, *arguments)
 
 
 def forbidden_line(url: str) -> str:

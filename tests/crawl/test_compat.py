@@ -34,7 +34,14 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from scrapy_robotrules.crawl import compat
-from tests.helpers.crawling import SCRAPY_VERSION, RecordingSpider, async_test, run_spider
+from tests.helpers.crawling import (
+    SCRAPY_VERSION,
+    RecordingSpider,
+    as_scrapy_runs,
+    async_test,
+    reactorless,
+    run_spider,
+)
 from tests.helpers.demo import run_demo
 from tests.helpers.mockserver import MockServer, Reply
 
@@ -472,7 +479,7 @@ def in_loop(test: Callable[[], Awaitable[None]]) -> Callable[[], Deferred[None]]
 
     @async_test
     async def run() -> None:
-        await deferred_from_coro(test())
+        await as_scrapy_runs(test())
 
     run.__name__ = test.__name__
     return run
@@ -494,9 +501,8 @@ async def test_a_timer_calls_once_after_its_delay_unless_cancelled() -> None:
 
 @in_loop
 async def test_a_function_runs_in_a_thread_and_its_result_is_awaited() -> None:
-    # Under a reactor (these tests run under one): not reactorless, the reactor's pool.
-    # Without a reactor, test_reactorless.py's crawls take the asyncio path.
-    assert not compat.reactorless()
+    # Under a reactor: not reactorless, the reactor's pool; without one, asyncio's.
+    assert compat.reactorless() == reactorless()
     result = await maybe_deferred_to_future(compat.in_thread(threading.get_ident))
     assert result != threading.get_ident()
 

@@ -8,15 +8,14 @@ dropped and why, what the server saw, and the ``robotrules/`` stats.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
-from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
-from twisted.internet.defer import Deferred
 
 from scrapy_robotrules import Decision, Outcome, RobotParser, RobotsTxt
 from scrapy_robotrules.crawl import compat
@@ -24,6 +23,7 @@ from scrapy_robotrules.crawl import signals as robotrules_signals
 from scrapy_robotrules.crawl.manager import RobotsManager
 from tests.helpers.crawling import (
     RecordingSpider,
+    as_scrapy_runs,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
@@ -179,9 +179,9 @@ async def test_http_and_https_are_different_origins() -> None:
         }
     )
 
-    def decide(request: Request) -> Deferred[Decision]:
+    def decide(request: Request) -> Awaitable[Decision]:
         # A task under asyncio, as Scrapy runs the middleware: the test itself runs as a Deferred.
-        return deferred_from_coro(manager.decide(request))
+        return as_scrapy_runs(manager.decide(request))
 
     assert not (await decide(Request("http://site.test/a"))).allowed
     assert (await decide(Request("http://site.test/b"))).allowed
@@ -205,7 +205,7 @@ async def test_decide_now_starts_the_fetch_and_decides_once_it_is_done() -> None
     request = Request("http://site.test/private/x")
     assert manager.decide_now(request) is None
     assert manager.decide_now(request) is None
-    decision = await deferred_from_coro(manager.decide(request))
+    decision = await as_scrapy_runs(manager.decide(request))
     assert not decision.allowed
     assert decision.reason == "disallowed by Disallow: /private (line 2)"
     now = manager.decide_now(Request("http://site.test/public"))

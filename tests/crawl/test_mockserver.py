@@ -7,23 +7,28 @@ that the middleware's own tests stand on, not the middleware.
 from __future__ import annotations
 
 import gzip
+import sys
 import time
 
 import pytest
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.test import get_crawler
-from twisted.internet.defer import Deferred
 from twisted.internet.error import DNSLookupError
 
 from tests.helpers.crawling import (
+    TWISTED_ONLY,
     RecordingSpider,
+    Running,
     async_test,
     download_error,
     error_path,
     fetch,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    not_reactorless,
+    reactorless,
     run_spider,
+    until,
 )
 from tests.helpers.mockserver import LoopbackResolver, MockServer, Reply, get_reactor
 
@@ -37,11 +42,19 @@ CannotResolveHostError = download_error("CannotResolveHostError")
 ResponseDataLossError = download_error("ResponseDataLossError")
 
 
+@not_reactorless(TWISTED_ONLY)
 def test_the_session_runs_the_reactor_chosen_with_the_reactor_option(
     request: pytest.FixtureRequest,
 ) -> None:
     chose_asyncio = request.config.getoption("reactor") == "asyncio"
     assert is_asyncio_reactor_installed() == chose_asyncio
+
+
+@pytest.mark.skipif(not reactorless(), reason="a run without a reactor only")
+def test_without_pytest_twisted_the_session_runs_no_reactor_and_refuses_one() -> None:
+    assert "twisted.internet.reactor" not in sys.modules
+    with pytest.raises(ImportError, match="forbidden when running without a Twisted reactor"):
+        get_reactor()
 
 
 @async_test
@@ -174,6 +187,7 @@ async def test_invalid_hosts_fail_dns_and_never_reach_the_server(mockserver: Moc
     assert mockserver.requests == []
 
 
+@not_reactorless(TWISTED_ONLY)
 @async_test
 async def test_the_loopback_resolver_builds_like_a_scrapy_dns_resolver() -> None:
     reactor = get_reactor()
@@ -186,11 +200,8 @@ async def test_the_loopback_resolver_builds_like_a_scrapy_dns_resolver() -> None
 @async_test
 async def test_stop_drops_requests_that_would_never_be_answered(mockserver: MockServer) -> None:
     mockserver.set_robots("hang.test", Reply(hang=True))
-    pending = Deferred.fromCoroutine(fetch(mockserver.url("hang.test", "/robots.txt")))
-    while not mockserver.requests:
-        tick: Deferred[None] = Deferred()
-        get_reactor().callLater(0.01, tick.callback, None)
-        await tick
+    pending = Running(fetch(mockserver.url("hang.test", "/robots.txt")))
+    await until(lambda: bool(mockserver.requests))
     await mockserver.stop()
     with pytest.raises(Exception, match="Connection"):
         await pending
@@ -203,17 +214,14 @@ async def test_release_answers_the_hung_robots_txt_fetches_of_one_host(
     for host in ("held.test", "other.test"):
         mockserver.set_robots(host, Reply(hang=True))
     held = [
-        Deferred.fromCoroutine(fetch(mockserver.url(host, "/robots.txt")))
+        Running(fetch(mockserver.url(host, "/robots.txt")))
         for host in ("held.test", "held.test", "other.test")
     ]
-    while len(mockserver.requests) < 3:
-        tick: Deferred[None] = Deferred()
-        get_reactor().callLater(0.01, tick.callback, None)
-        await tick
+    await until(lambda: len(mockserver.requests) >= 3)
     mockserver.release("held.test", Reply(body=b"User-agent: *\n"))
     assert [(await d).body for d in held[:2]] == [b"User-agent: *\n"] * 2
-    assert not held[2].called  # another host's fetch still hangs
-    held[2].addErrback(lambda _: None)  # cut off when the server stops
+    assert not held[2].done  # another host's fetch still hangs
+    held[2].forget()  # cut off when the server stops
     later = await fetch(mockserver.url("held.test", "/robots.txt"))
     assert later.body == b"User-agent: *\n"  # and later fetches get the reply at once
 

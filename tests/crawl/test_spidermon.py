@@ -24,10 +24,11 @@ from scrapy_robotrules.crawl.monitors import RobotRulesMonitorSuite
 from tests.helpers.crawling import (
     RecordingSpider,
     async_test,
+    call_later,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
 )
-from tests.helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
+from tests.helpers.mockserver import MockServer, Reply, RequestRecord
 from tests.helpers.variants import BUILTIN, OURS, PRIVATE
 
 CRAWL_TESTS = True
@@ -170,7 +171,7 @@ def stop_at_robots_request(mockserver: MockServer, crawlers: list[Crawler]) -> N
 
     def listen(record: RequestRecord) -> None:
         if record.path == "/robots.txt":
-            get_reactor().callLater(0, stop)
+            call_later(0, stop)
 
     mockserver.listeners.append(listen)
 

@@ -12,8 +12,8 @@ from scrapy.crawler import Crawler
 from scrapy.utils.defer import deferred_from_coro
 
 from tests.helpers.accounting import SavableSpider, identity_holds
-from tests.helpers.crawling import async_test, run_spider
-from tests.helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
+from tests.helpers.crawling import async_test, call_later, run_spider
+from tests.helpers.mockserver import MockServer, Reply, RequestRecord
 from tests.helpers.variants import OURS, stat
 
 CRAWL_TESTS = True
@@ -25,7 +25,7 @@ def stop_at(mockserver: MockServer, robots_requests: int, crawler: list[Crawler]
     def listen(record: RequestRecord) -> None:
         seen = [r for r in mockserver.requests if r.path == "/robots.txt"]
         if record.path == "/robots.txt" and len(seen) == robots_requests:
-            get_reactor().callLater(0, stop)
+            call_later(0, stop)
 
     def stop() -> None:
         [running] = crawler

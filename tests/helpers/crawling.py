@@ -1,17 +1,28 @@
-"""Run real Scrapy crawls, in the test's own reactor, and collect what happened.
+"""Run real Scrapy crawls, in the test's own reactor or loop, and collect what happened.
 
-The tests run under pytest-twisted, which installs the reactor chosen with
-``pytest --reactor=asyncio`` or ``--reactor=default`` for the whole session
-and runs it. A crawl here is a ``CrawlerRunner`` crawl in that reactor, with
-every host name resolved to the ``MockServer`` (see ``LoopbackResolver``).
+The crawl tests run in one of Scrapy's three modes, chosen for the session:
+
+- ``pytest --reactor=asyncio`` (the default) or ``--reactor=default``:
+  pytest-twisted installs that reactor and runs it; a crawl is a
+  ``CrawlerRunner`` crawl in it, every host name resolved to the
+  ``MockServer`` (see ``LoopbackResolver``);
+- ``pytest -p no:twisted``: no reactor at all (``TWISTED_REACTOR_ENABLED =
+  False``): the tests run in one asyncio loop of the session, a crawl is an
+  ``AsyncCrawlerRunner`` crawl in it, and the server is the
+  ``AsyncioMockServer`` in that loop, every request sent to it as a proxy.
+
+The helpers here (``async_test``, ``run_spider``, ``fetch``, ``when``,
+``until``, ``call_later``) work alike in the three, so a test is written once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import sys
 import warnings
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Generic, ParamSpec, TypeVar, cast
@@ -20,7 +31,7 @@ import pytest
 import pytest_twisted  # type: ignore[import-untyped]
 import scrapy.exceptions
 from scrapy import Spider
-from scrapy.crawler import Crawler, CrawlerRunner
+from scrapy.crawler import AsyncCrawlerRunner, Crawler, CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from twisted.internet.defer import Deferred, race
@@ -28,7 +39,13 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.web.client import Agent, readBody
 
 from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
-from tests.helpers.mockserver import MockServer, RequestRecord, get_reactor, install_loopback_dns
+from tests.helpers.mockserver import (
+    MockServer,
+    RequestRecord,
+    Sites,
+    get_reactor,
+    install_loopback_dns,
+)
 from tests.helpers.recording_spider import RecordingSpider as RecordingSpider  # noqa: PLC0414 (re-exported)
 
 P = ParamSpec("P")
@@ -72,24 +89,121 @@ CRAWL_TIMEOUT = 60.0
 """Seconds after which ``run_spider`` fails the test instead of hanging the suite."""
 
 
+def reactorless() -> bool:
+    """Whether this run has no Twisted reactor (``pytest -p no:twisted``): Scrapy's third mode."""
+    return "twisted.internet.reactor" not in sys.modules
+
+
 def reactor_settings() -> dict[str, Any]:
-    """Settings that match the installed reactor (Scrapy refuses a mismatch)."""
+    """Settings that match the run's mode (Scrapy refuses a mismatch)."""
+    if reactorless():
+        return {"TWISTED_REACTOR_ENABLED": False}
     return {} if is_asyncio_reactor_installed() else {"TWISTED_REACTOR": None}
+
+
+ONE_POOL = (
+    "Scrapy's reactorless download handler (aiohttp) caps its connections at"
+    " CONCURRENT_REQUESTS: a robots.txt fetch waits for a connection while held"
+    " requests fill every download place"
+)
+"""Why a test that holds every download place open does not apply without a reactor."""
+
+NO_RESOLVER = (
+    "without a resolver to bend, a named host reaches the test server only through it as"
+    " a proxy: a request sent without one, or to a port nothing listens on, cannot be staged"
+)
+"""Why a test of what a named host's connection does (refused, direct) does not apply."""
+
+USERINFO = (
+    "Scrapy's reactorless download handler (aiohttp) downloads a URL with a user name and"
+    " password in it, which Twisted's refuses"
+)
+"""Why a test that counts on Twisted's refusal of such a URL does not apply."""
+
+TLS_ERRORS = (
+    "Scrapy's reactorless download handler (aiohttp) reports a failed TLS handshake as"
+    " DownloadConnectionRefusedError, not as Twisted's handler does"
+)
+"""Why a test of the exceptions a TLS failure is counted under does not apply."""
+
+MANY_HEADERS = (
+    "Scrapy's reactorless download handler (aiohttp) refuses a response of more than"
+    " 128 header lines (aiohttp's own limit)"
+)
+"""Why a test of a response with hundreds of header lines does not apply."""
+
+TWISTED_ONLY = "tests Twisted's own machinery (the reactor, its resolver, its web server)"
+"""Why a test of the Twisted test harness itself does not apply without a reactor."""
+
+
+def not_reactorless(reason: str) -> pytest.MarkDecorator:
+    """Skip a test in a run without a reactor, for ``reason`` (listed in the docs)."""
+    return pytest.mark.skipif(reactorless(), reason=f"without a reactor: {reason}")
+
+
+_loop: list[asyncio.AbstractEventLoop] = []
+
+
+def session_loop() -> asyncio.AbstractEventLoop:
+    """The asyncio loop of a run without a reactor: the tests run in it, one after another.
+
+    As pytest-twisted runs the reactor only while a test runs, this loop
+    runs only while a test (or a fixture's start or stop) runs.
+    """
+    if not _loop:
+        _loop.append(asyncio.new_event_loop())
+        asyncio.set_event_loop(_loop[0])
+    return _loop[0]
 
 
 def async_test(
     test: Callable[P, Coroutine[Any, Any, None]],
 ) -> Callable[P, Deferred[None]]:
-    """Mark an ``async def`` test to run in the reactor, under either reactor."""
-    return cast("Callable[P, Deferred[None]]", pytest_twisted.ensureDeferred(test))
+    """Mark an ``async def`` test to run in the reactor, or in the loop without one."""
+    if not reactorless():
+        return cast("Callable[P, Deferred[None]]", pytest_twisted.ensureDeferred(test))
+
+    @functools.wraps(test)
+    def in_loop(*args: P.args, **kwargs: P.kwargs) -> None:
+        session_loop().run_until_complete(test(*args, **kwargs))
+
+    return cast("Callable[P, Deferred[None]]", in_loop)
+
+
+_serving: list[Sites] = []
+"""The mock server of the running test, which a crawl without a reactor uses as its proxy."""
 
 
 @pytest.fixture(name="mockserver")
 def mockserver_fixture() -> Iterator[MockServer]:
-    """A fresh ``MockServer`` per test; import this into a test module or conftest."""
-    server = MockServer()
-    yield server
-    pytest_twisted.blockon(server.stop())
+    """A fresh mock server per test; import this into a test module or conftest.
+
+    A ``MockServer`` in the reactor; without one, an ``AsyncioMockServer``
+    in the session's loop (the same methods, the same records).
+    """
+    if not reactorless():
+        server = MockServer()
+        yield server
+        pytest_twisted.blockon(server.stop())
+        return
+    from tests.helpers.asyncio_mockserver import AsyncioMockServer
+
+    loop = session_loop()
+    served = loop.run_until_complete(AsyncioMockServer.start())
+    _serving.append(served)
+    try:
+        yield cast("MockServer", served)
+    finally:
+        _serving.remove(served)
+        loop.run_until_complete(served.stop())
+
+
+def call_later(delay: float, call: Callable[..., object], *args: Any, **kwargs: Any) -> None:
+    """Call ``call(*args, **kwargs)`` ``delay`` seconds from now, in the reactor or the loop."""
+    if reactorless():
+        asyncio.get_running_loop().call_later(delay, functools.partial(call, *args, **kwargs))
+    else:
+        get_reactor().callLater(delay, call, *args, **kwargs)
 
 
 SpiderT = TypeVar("SpiderT", bound=RecordingSpider)
@@ -122,10 +236,17 @@ class ThroughProxy:
         return cls(crawler.settings["TESTS_PROXY"])
 
     def process_request(self, request: Any, spider: Any = None) -> None:
-        request.meta.setdefault("proxy", self.proxy)
+        if _host_of(request.url).rpartition(".")[2] != "invalid":
+            request.meta.setdefault("proxy", self.proxy)
 
 
-def through_proxy(mockserver: MockServer) -> dict[str, Any]:
+def _host_of(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return (urlsplit(url).hostname or "").rstrip(".")
+
+
+def through_proxy(mockserver: MockServer | Sites) -> dict[str, Any]:
     """Settings under which every request (robots.txt too) reaches ``mockserver`` as a proxy."""
     return {
         "HTTPPROXY_ENABLED": True,
@@ -190,26 +311,55 @@ async def run_spider(
     not do, since closing waits for requests in progress (a held request,
     a hung download).
     """
-    install_loopback_dns()
-    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **(settings or {})})
+    runner = crawler_runner(settings or {})
     crawler = runner.create_crawler(spider_cls)
     handler = _RecordsHandler()
     root = logging.getLogger()
     level = root.level
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
-    reactor = get_reactor()
-    alarm: Deferred[None] = Deferred(lambda _: timer.cancel())
-    timer = reactor.callLater(crawl_timeout, alarm.callback, None)
     try:
-        winner, _ = await race([runner.crawl(crawler, **spider_kwargs), alarm])
-        if winner == 1:
-            raise AssertionError(f"the crawl was still running after {crawl_timeout} s")
+        if isinstance(runner, AsyncCrawlerRunner):
+            # Not wait_for: the crawl may take its cancellation for a stop and end well.
+            crawl = asyncio.ensure_future(runner.crawl(crawler, **spider_kwargs))
+            done, _ = await asyncio.wait({crawl}, timeout=crawl_timeout)
+            if not done:
+                crawl.cancel()
+                raise AssertionError(f"the crawl was still running after {crawl_timeout} s")
+            await crawl
+        else:
+            reactor = get_reactor()
+            alarm: Deferred[None] = Deferred(lambda _: timer.cancel())
+            timer = reactor.callLater(crawl_timeout, alarm.callback, None)
+            winner, _ = await race([runner.crawl(crawler, **spider_kwargs), alarm])
+            if winner == 1:
+                raise AssertionError(f"the crawl was still running after {crawl_timeout} s")
     finally:
         root.removeHandler(handler)
         root.setLevel(level)
     spider = cast("SpiderT", crawler.spider)
     return CrawlResult(spider, crawler, crawler.stats.get_stats(), handler.records)
+
+
+def crawler_runner(settings: Mapping[str, Any]) -> CrawlerRunner | AsyncCrawlerRunner:
+    """The runner of a test crawl in the run's mode, with ``BASE_SETTINGS`` under ``settings``.
+
+    In a reactor, a ``CrawlerRunner`` with every name resolved to the mock
+    server; without one, an ``AsyncCrawlerRunner`` sending every request to
+    the running test's mock server as a proxy (:func:`through_proxy`).
+    """
+    merged = {**BASE_SETTINGS, **reactor_settings(), **settings}
+    if not reactorless():
+        install_loopback_dns()
+        return CrawlerRunner(merged)
+    if _serving:
+        proxied = through_proxy(_serving[-1])
+        middlewares = {
+            **proxied["DOWNLOADER_MIDDLEWARES"],
+            **merged.get("DOWNLOADER_MIDDLEWARES", {}),
+        }
+        merged = {**merged, **proxied, "DOWNLOADER_MIDDLEWARES": middlewares}
+    return AsyncCrawlerRunner(merged)
 
 
 async def refused_crawl(
@@ -219,8 +369,7 @@ async def refused_crawl(
 
     Checks it stopped before any download.
     """
-    install_loopback_dns()
-    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **settings})
+    runner = crawler_runner(settings)
     crawler = runner.create_crawler(spider_cls)
     with pytest.raises(RobotRulesSettingError, match=match) as raised:
         await runner.crawl(crawler, **spider_kwargs)
@@ -239,6 +388,8 @@ class Fetched:
 
 async def fetch(url: str) -> Fetched:
     """One plain HTTP GET, without Scrapy, to see exactly what the server sends."""
+    if reactorless():
+        return await _fetch_in_loop(url)
     install_loopback_dns()
     agent = Agent(get_reactor())  # type: ignore[no-untyped-call]
     response = await agent.request(b"GET", url.encode())
@@ -254,15 +405,47 @@ async def fetch(url: str) -> Fetched:
     return Fetched(response.code, headers, body)
 
 
+async def _fetch_in_loop(url: str) -> Fetched:
+    """``fetch`` without a reactor: aiohttp, through the running test's mock server."""
+    import aiohttp
+
+    proxy = f"http://127.0.0.1:{_serving[-1].port}" if _serving else None
+    try:
+        async with (
+            aiohttp.ClientSession(auto_decompress=False) as session,
+            session.get(url, proxy=proxy, allow_redirects=False) as response,
+        ):
+            body = await response.read()
+            headers = {name.lower(): value for name, value in response.headers.items()}
+            return Fetched(response.status, headers, body)
+    except aiohttp.ClientConnectionError as error:  # as Twisted's Agent says it
+        raise ConnectionError(f"Connection lost: {error}") from error
+
+
 def when(condition: Callable[[], bool], then: Callable[[], object]) -> list[bool]:
     """Call ``then`` once ``condition()`` holds, looked at every 10 ms; the flag says it did.
 
     For ordering a test's events by the crawl's state (a count of parked
     requests, say) rather than by how fast the machine is.
     """
-    from twisted.internet.task import LoopingCall
-
     fired = [False]
+    if reactorless():
+        if condition():
+            fired[0] = True
+            then()
+            return fired
+
+        async def look_in_loop() -> None:
+            while not condition():
+                await asyncio.sleep(0.01)
+            fired[0] = True
+            then()
+
+        _background.add(task := asyncio.get_running_loop().create_task(look_in_loop()))
+        task.add_done_callback(_background.discard)
+        return fired
+
+    from twisted.internet.task import LoopingCall
 
     def look() -> None:
         if condition():
@@ -283,12 +466,84 @@ async def until(condition: Callable[[], bool]) -> None:
     under the asyncio reactor, where a Deferred cannot be awaited as such).
     """
     while not condition():
+        if reactorless():
+            await asyncio.sleep(0.01)
+            continue
         tick: Deferred[None] = Deferred()
         get_reactor().callLater(0.01, tick.callback, None)
         if _in_asyncio_task():
             await tick.asFuture(asyncio.get_running_loop())
         else:
             await tick
+
+
+async def sleep(seconds: float) -> None:
+    """Let ``seconds`` pass, the reactor or the loop (and the mock server) running meanwhile."""
+    if reactorless():
+        await asyncio.sleep(seconds)
+        return
+    from twisted.internet.task import deferLater
+
+    waited: Deferred[None] = deferLater(cast("IReactorTime", get_reactor()), seconds)
+    if _in_asyncio_task():
+        await waited.asFuture(asyncio.get_running_loop())
+    else:
+        await waited
+
+
+T = TypeVar("T")
+
+
+def as_scrapy_runs(coroutine: Awaitable[T]) -> Awaitable[T]:
+    """``coroutine`` as Scrapy runs a component's: ``deferred_from_coro`` in a reactor (an
+    asyncio task under the asyncio one), an asyncio task without a reactor; a test awaits it.
+    """
+    if reactorless():
+        return asyncio.ensure_future(coroutine)
+    from scrapy.utils.defer import deferred_from_coro
+
+    return cast("Awaitable[T]", deferred_from_coro(coroutine))
+
+
+async def in_thread(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``call(*args, **kwargs)`` in a thread, the reactor (or the loop) running meanwhile."""
+    if reactorless():
+        return await asyncio.to_thread(call, *args, **kwargs)
+    from twisted.internet.threads import deferToThread
+
+    done: Deferred[T] = deferToThread(call, *args, **kwargs)
+    if _in_asyncio_task():
+        return await done.asFuture(asyncio.get_running_loop())
+    return await done
+
+
+class Running(Generic[T]):
+    """A coroutine started now (a crawl, say), awaited later; ``done`` says whether it ended."""
+
+    def __init__(self, coroutine: Coroutine[Any, Any, T]) -> None:
+        self._run: Deferred[T] | asyncio.Future[T] = (
+            asyncio.ensure_future(coroutine) if reactorless() else Deferred.fromCoroutine(coroutine)
+        )
+
+    @property
+    def done(self) -> bool:
+        run = self._run
+        return run.done() if isinstance(run, asyncio.Future) else run.called
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        return self._run.__await__()
+
+    def forget(self) -> None:
+        """Never to be awaited: its failure (cut off as the test ends, say) is no error."""
+        run = self._run
+        if isinstance(run, asyncio.Future):
+            run.add_done_callback(lambda done: done.cancelled() or done.exception())
+        else:
+            run.addErrback(lambda _: None)
+
+
+_background: set[asyncio.Task[None]] = set()
+"""The tasks ``when`` runs without a reactor, kept until they end."""
 
 
 def _in_asyncio_task() -> bool:
@@ -308,7 +563,7 @@ def release_when(
         pages = [r for r in mockserver.requests_for(host) if r.path != "/robots.txt"]
         if record.host == host and len(pages) == count and not fired[0]:
             fired[0] = True
-            get_reactor().callLater(0, then)
+            call_later(0, then)
 
     mockserver.listeners.append(listen)
     return fired

@@ -177,31 +177,25 @@ class _QuietSite(Site):
         pass
 
 
-class MockServer(Resource):
-    """Many sites on one port of 127.0.0.1, chosen by the ``Host`` header.
+class Sites:
+    """What every mock server keeps and is told: the sites' scripts and the requests received.
 
-    Listens as soon as it is built, in the running test's reactor. A host
-    that was never configured answers robots.txt with 404 and every other
-    path with a small HTML page without links.
+    ``MockServer`` (Twisted, in the test's reactor) and
+    ``tests.helpers.asyncio_mockserver.AsyncioMockServer`` (asyncio, for a
+    crawl without a reactor) share it, so a test reads the same whichever
+    serves it. A server gives ``port`` and ``_answer`` (a held request, now).
     """
 
-    isLeaf = True
+    port: int
 
     def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
         self.requests: list[RequestRecord] = []
         self.listeners: list[Callable[[RequestRecord], None]] = []
         """Called with each request as it arrives, before it is answered."""
-        self._reactor = get_reactor()
         self._sites: defaultdict[str, _SiteConfig] = defaultdict(_SiteConfig)
-        self._pending: dict[_WebRequest, DelayedCall | None] = {}
-        self._held_at: dict[_WebRequest, tuple[str, str]] = {}
+        self._held_at: dict[object, tuple[str, str]] = {}
         self._sent: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0])
-        site = _QuietSite(self)  # type: ignore[no-untyped-call]
-        self._port: Port = self._reactor.listenTCP(  # type: ignore[no-untyped-call]
-            0, site, interface="127.0.0.1"
-        )
-        self.port: int = self._port.getHost().port
+        """Body bytes written per (host, path) by replies sent in ``chunk`` pieces."""
 
     def url(self, host: str, path: str = "/") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -233,7 +227,7 @@ class MockServer(Resource):
         it, each gets the site's next scripted answer.
         """
         host = host.lower()
-        held = [r for r in self._pending if self._held_at.get(r) == (host, path)]
+        held = [r for r, at in list(self._held_at.items()) if at == (host, path)]
         site = self._sites[host]
         if reply is not None and path == "/robots.txt":
             self.set_robots(host, reply)
@@ -241,6 +235,7 @@ class MockServer(Resource):
             answer = reply
             if answer is None:
                 answer = site.next_robots() if path == "/robots.txt" else site.page(host, path)
+            self._held_at.pop(request, None)
             self._answer(request, answer)
         return len(held)
 
@@ -257,6 +252,43 @@ class MockServer(Resource):
         """Body bytes written for ``path`` of ``host`` by replies sent in ``chunk`` pieces."""
         return self._sent[(host.lower(), path)][0]
 
+    def _received(self, host: str, target: bytes, user_agent: str) -> tuple[str, Reply]:
+        """Record a request, tell the listeners, and choose its reply: its path and the reply."""
+        host = host.lower()
+        path = _origin_form(target).decode("ascii", "replace")
+        record = RequestRecord(host, path, time.monotonic(), user_agent)
+        self.requests.append(record)
+        for listener in list(self.listeners):
+            listener(record)
+        site = self._sites[host]
+        robots = path.partition("?")[0] == "/robots.txt"
+        return path, site.next_robots() if robots else site.page(host, path)
+
+    def _answer(self, request: object, reply: Reply) -> None:
+        raise NotImplementedError
+
+
+class MockServer(Sites, Resource):
+    """Many sites on one port of 127.0.0.1, chosen by the ``Host`` header.
+
+    Listens as soon as it is built, in the running test's reactor. A host
+    that was never configured answers robots.txt with 404 and every other
+    path with a small HTML page without links.
+    """
+
+    isLeaf = True
+
+    def __init__(self) -> None:
+        Sites.__init__(self)
+        Resource.__init__(self)  # type: ignore[no-untyped-call]
+        self._reactor = get_reactor()
+        self._pending: dict[_WebRequest, DelayedCall | None] = {}
+        site = _QuietSite(self)  # type: ignore[no-untyped-call]
+        self._port: Port = self._reactor.listenTCP(  # type: ignore[no-untyped-call]
+            0, site, interface="127.0.0.1"
+        )
+        self.port = self._port.getHost().port
+
     def stop(self) -> Deferred[None]:
         """Drop unanswered requests (hung or delayed), then stop listening."""
         for request, call in list(self._pending.items()):
@@ -267,19 +299,12 @@ class MockServer(Resource):
         return defer.maybeDeferred(self._port.stopListening)
 
     def render(self, request: _WebRequest) -> int:
-        host = request.getRequestHostname().decode("ascii", "replace").lower()
-        path = _origin_form(request.uri).decode("ascii", "replace")
+        host = request.getRequestHostname().decode("ascii", "replace")
         user_agent = (request.getHeader(b"user-agent") or b"").decode("latin-1")
-        record = RequestRecord(host, path, time.monotonic(), user_agent)
-        self.requests.append(record)
-        for listener in list(self.listeners):
-            listener(record)
-        site = self._sites[host]
-        robots = path.partition("?")[0] == "/robots.txt"
-        reply = site.next_robots() if robots else site.page(host, path)
+        path, reply = self._received(host, request.uri, user_agent)
 
         if reply.hang:
-            self._held_at[request] = (host, path)
+            self._held_at[request] = (host.lower(), path)
             self._hold(request, None)
         elif reply.delay:
             self._hold(request, self._reactor.callLater(reply.delay, self._answer, request, reply))
@@ -298,7 +323,8 @@ class MockServer(Resource):
         if call is not None and call.active():
             call.cancel()
 
-    def _answer(self, request: _WebRequest, reply: Reply) -> None:
+    def _answer(self, request: object, reply: Reply) -> None:
+        request = cast("_WebRequest", request)
         self._pending.pop(request, None)
         self._held_at.pop(request, None)
         body = gzip.compress(reply.body) if reply.gzip else reply.body

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers import REPO_ROOT
+from tests.helpers.crawling import in_thread
 
 SPIDER = """
 import scrapy
@@ -92,13 +93,9 @@ def run_in(directory: Path, args: list[str]) -> subprocess.CompletedProcess[str]
 
 
 async def crawl_in(directory: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
-    """:func:`run_in`, awaited in the reactor: the test's own servers answer meanwhile."""
-    from twisted.internet import utils  # late: importing this module installs no reactor
-    from twisted.internet.defer import Deferred
+    """:func:`run_in` in a thread, awaited: the test's own servers answer meanwhile.
 
-    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    running: Deferred[tuple[bytes, bytes, int]] = utils.getProcessOutputAndValue(  # type: ignore[no-untyped-call]
-        args[0], args[1:], env=environment, path=str(directory)
-    )
-    out, err, code = await running
-    return subprocess.CompletedProcess(args, code, out.decode(), err.decode())
+    In each of Scrapy's modes (:func:`tests.helpers.crawling.in_thread`):
+    the reactor, or the asyncio loop of a run without one, keeps running.
+    """
+    return await in_thread(run_in, directory, args)

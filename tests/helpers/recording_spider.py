@@ -1,9 +1,9 @@
 """The spider of the test crawls: requests its start URLs and records what became of each.
 
 Free of Twisted's reactor and of pytest (only ``twisted.python.failure``, for
-typing): ``reactorless_crawl.py`` subclasses it in a process where importing
+typing): crawls without a reactor use it where importing
 ``twisted.internet.reactor`` is forbidden; :mod:`helpers.crawling` hands it
-to the in-process crawls.
+to the in-process crawls, and the fleet's workers subclass it.
 """
 
 from __future__ import annotations

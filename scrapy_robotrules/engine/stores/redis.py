@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
+import ssl
 import time
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
@@ -43,7 +44,7 @@ try:
         TryAgainError,
     )
     from redis.retry import Retry
-    from redis.sentinel import Sentinel
+    from redis.sentinel import MasterNotFoundError, Sentinel
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise ImportError(
         "ROBOTRULES_STORE = 'redis://...' needs redis-py: pip install 'redis>=5'"
@@ -68,6 +69,30 @@ _FAILOVER_ERRORS = (
     SlotNotCoveredError,
     TryAgainError,
 )
+
+
+class _Refused(Exception):
+    """Carries an error no failover mends past redis-py's ``Retry``, which would wait for it."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _refusal(error: Exception) -> bool:
+    """Whether ``error`` is one no failover mends, so not waited for.
+
+    The servers refuse the password, or the client does not trust their
+    certificate (``?ssl_ca_certs=`` names another CA, the host name is not
+    the certificate's): redis-py's error is raised while handling the
+    ``ssl`` module's, or names OpenSSL's ``CERTIFICATE_VERIFY_FAILED``.
+    """
+    if isinstance(error, redis.AuthenticationError):
+        return True
+    if isinstance(error.__cause__ or error.__context__, ssl.SSLCertVerificationError):
+        return True
+    return "CERTIFICATE_VERIFY_FAILED" in str(error)
+
 
 _LEASE = """
 local holder = redis.call('GET', KEYS[1])
@@ -275,20 +300,37 @@ class RedisBackend:
         return f"{self.prefix}{kind}:{{{origin}}}{key[len(origin) :]}"
 
     def _call(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
-        """``call(*args, **kwargs)`` on the client, through a failover if it meets one."""
+        """``call(*args, **kwargs)`` on the client, through a failover if it meets one.
+
+        A wrong password or an untrusted certificate is no failover: reported at once.
+        """
+        tries = 0
+
+        def attempt() -> Any:
+            nonlocal tries
+            tries += 1
+            try:
+                return call(*args, **kwargs)
+            except _FAILOVER_ERRORS as exc:
+                refusal: Exception | None = exc if _refusal(exc) else None
+                if refusal is None and tries == 1:
+                    refusal = self._sentinels_refusal(exc)
+                if refusal is not None:
+                    raise _Refused(refusal) from exc
+                raise
+
         try:
             if self._retry is None or self._down:
-                result = call(*args, **kwargs)
+                result = attempt()
             else:
                 self._failures = 0
-                result = self._retry.call_with_retry(
-                    lambda: call(*args, **kwargs), self._failed_try
-                )
-        except (redis.RedisError, RedisClusterException) as exc:
+                result = self._retry.call_with_retry(attempt, self._failed_try)
+        except (redis.RedisError, RedisClusterException, _Refused) as exc:
             self._trouble = None
             self._down = self._retry is not None
+            error = exc.error if isinstance(exc, _Refused) else exc
             # from None: the driver's own exception might show what was redacted here.
-            raise StoreError(self.name, f"{what}: {redact_url(self._url, str(exc))}") from None
+            raise StoreError(self.name, f"{what}: {self._problem(error)}") from None
         self._down = False
         master = self._master_address()
         moved = master != self._master and self._master is not None
@@ -323,10 +365,44 @@ class RedisBackend:
         )
         return address
 
+    def _sentinels_refusal(self, error: Exception) -> Exception | None:
+        """Why the sentinels refuse this backend, when none named the master; ``None`` if not.
+
+        redis-py's ``MasterNotFoundError`` names what each sentinel failed
+        with by its type only (``network:ConnectionError``): a wrong CA is
+        in none of them. Each sentinel it names is asked once more
+        (``PING``, on a call's first try only), and the first one's refusal
+        (:func:`_refusal`) is what is reported. Sentinels that answered, as
+        they do while they promote a replica, are not asked again.
+        """
+        if self._sentinel is None or not isinstance(error, MasterNotFoundError):
+            return None
+        for sentinel in self._sentinel.sentinels:
+            if repr(sentinel) not in str(error):
+                continue
+            try:
+                sentinel.ping()
+            except redis.RedisError as reason:
+                if _refusal(reason):
+                    return redis.ConnectionError(f"{_sentinel_name(sentinel)}: {reason}")
+        return None
+
+    def _problem(self, error: Exception) -> str:
+        """``error``'s message, credentials masked, each sentinel named by its address.
+
+        redis-py's Sentinel names the sentinels that failed by their client's
+        ``repr``, a screenful each: here ``sentinel host:port``.
+        """
+        text = str(error)
+        if self._sentinel is not None:
+            for sentinel in self._sentinel.sentinels:
+                text = text.replace(repr(sentinel), _sentinel_name(sentinel))
+        return redact_url(self._url, text)
+
     def _failed_try(self, error: Exception) -> None:
         """redis-py's ``Retry`` calls this on each failed try (the last too, then raises)."""
         self._failures += 1
-        problem = redact_url(self._url, str(error))
+        problem = self._problem(error)
         if self._failures <= self._retries:
             logger.debug(
                 "robots.txt store %(store)s: %(problem)s; trying again",
@@ -443,6 +519,12 @@ class RedisBackend:
             self._client.close()
         if self._sentinel is not None:
             self._sentinel.close()
+
+
+def _sentinel_name(sentinel: redis.Redis) -> str:
+    """``sentinel host:port``: a sentinel's client as a log line names it."""
+    address = sentinel.connection_pool.connection_kwargs
+    return f"sentinel {address.get('host')}:{address.get('port')}"
 
 
 def _text(value: object) -> str:

@@ -28,15 +28,14 @@ from scrapy_robotrules.crawl.config.table import TABLE
 from scrapy_robotrules.crawl.config.values import RobotRulesSettingError
 from tests.helpers import REPO_ROOT as ROOT
 from tests.helpers.crawling import (
-    BASE_SETTINGS,
     RecordingSpider,
     async_test,
+    crawler_runner,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
-    reactor_settings,
     run_spider,
     with_custom_settings,
 )
-from tests.helpers.mockserver import MockServer, install_loopback_dns
+from tests.helpers.mockserver import MockServer
 from tests.helpers.projects import crawl_script, demo_project, run_in
 from tests.helpers.variants import OURS
 
@@ -205,8 +204,7 @@ class _AgentAttribute(RecordingSpider):
 async def test_a_spiders_bad_value_stops_its_crawl_with_one_error_line(
     spider: type[RecordingSpider], message: str
 ) -> None:
-    install_loopback_dns()
-    runner = CrawlerRunner({**BASE_SETTINGS, **reactor_settings(), **OURS})
+    runner = crawler_runner(OURS)
     crawler = runner.create_crawler(spider)
     handler = _Records()
     logging.getLogger("scrapy_robotrules").addHandler(handler)

@@ -24,13 +24,12 @@ from scrapy_robotrules.crawl.config.settings import (
 )
 from scrapy_robotrules.engine.robots.hostile.automata import automata, set_automaton_bytes
 from tests.helpers.crawling import (
-    BASE_SETTINGS,
     RecordingSpider,
     async_test,
-    reactor_settings,
+    crawler_runner,
     run_spider,
 )
-from tests.helpers.mockserver import MockServer, Reply, install_loopback_dns
+from tests.helpers.mockserver import MockServer, Reply
 from tests.helpers.projects import crawl_script, demo_project, run_in
 from tests.helpers.variants import OURS
 
@@ -278,14 +277,7 @@ async def test_a_bad_spider_setting_stops_its_crawl_before_any_request_with_one_
         start_urls = ["http://never.test/"]  # noqa: RUF012
         custom_settings = {"ROBOTRULES_LEASE": 1e300}  # noqa: RUF012
 
-    install_loopback_dns()
-    settings = {
-        **BASE_SETTINGS,
-        **reactor_settings(),
-        "ROBOTSTXT_OBEY": True,
-        "ADDONS": {"scrapy_robotrules.Addon": 0},
-    }
-    runner = CrawlerRunner(settings)
+    runner = crawler_runner({"ROBOTSTXT_OBEY": True, "ADDONS": {"scrapy_robotrules.Addon": 0}})
     crawler = runner.create_crawler(Never)
     handler = _Records()
     logging.getLogger("scrapy_robotrules").addHandler(handler)

@@ -32,8 +32,17 @@ from scrapy_robotrules.crawl.signals import robotrules_fetched
 from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.stores import Entry
 from tests.helpers.accounting import identity_holds
-from tests.helpers.crawling import SCRAPY_VERSION, RecordingSpider, async_test, run_spider, when
-from tests.helpers.mockserver import MockServer, Reply, RequestRecord, get_reactor
+from tests.helpers.crawling import (
+    ONE_POOL,
+    SCRAPY_VERSION,
+    RecordingSpider,
+    async_test,
+    call_later,
+    not_reactorless,
+    run_spider,
+    when,
+)
+from tests.helpers.mockserver import MockServer, Reply, RequestRecord
 from tests.helpers.variants import OURS, ManualClock, robots_log, stat
 
 CRAWL_TESTS = True
@@ -86,6 +95,7 @@ class _LaterSpider(RecordingSpider):
             self.crawler.engine.crawl(self.request(url))
 
 
+@not_reactorless(ONE_POOL)
 @async_test
 async def test_rules_changed_between_scheduling_and_download_decide_again(
     mockserver: MockServer,
@@ -272,6 +282,7 @@ class _PastAgeSpider(_LaterSpider):
 
 
 @pytest.mark.parametrize("forbids", [True, False], ids=["now-forbidden", "still-allowed"])
+@not_reactorless(ONE_POOL)
 @async_test
 async def test_a_request_whose_rules_went_past_their_age_waits_for_the_next_file(
     mockserver: MockServer, forbids: bool
@@ -292,7 +303,7 @@ async def test_a_request_whose_rules_went_past_their_age_waits_for_the_next_file
         if record.path == "/hold":
             crawlers[0].spider.schedule_later()
             clock.advance(86_400 + 1)  # ROBOTRULES_MAX_AGE's default, and a second
-            get_reactor().callLater(0, mockserver.release, "a.test", Reply(200), path="/hold")
+            call_later(0, mockserver.release, "a.test", Reply(200), path="/hold")
         elif record.path == "/later":
             at_later.append((len(robots_log(mockserver, "a.test")), mockserver.holding("a.test")))
 
@@ -363,7 +374,7 @@ async def test_a_request_whose_rules_go_past_their_age_in_its_slots_queue_waits_
     def listen(record: RequestRecord) -> None:
         if record.path == "/hold":
             # Scheduled once the slot owes no more of its delay: the queue alone sets the waits.
-            get_reactor().callLater(1.0, crawlers[0].spider.schedule_later)
+            call_later(1.0, crawlers[0].spider.schedule_later)
 
     mockserver.listeners.append(listen)
     result = await run_spider(

@@ -25,9 +25,11 @@ from scrapy_robotrules.crawl.signals import robotrules_changed
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.stores import Record, open_backend
 from tests.helpers.crawling import (
+    ONE_POOL,
     RecordingSpider,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    not_reactorless,
     run_spider,
     through_proxy,
     until,
@@ -365,6 +367,7 @@ async def test_a_file_another_crawler_stored_is_a_change_where_it_replaces_one(
     assert change["request"] is None
 
 
+@not_reactorless(ONE_POOL)
 @async_test
 async def test_a_request_allowed_under_the_pinned_file_waits_parked_once_it_changed(
     mockserver: MockServer,

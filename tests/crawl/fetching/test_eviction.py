@@ -21,7 +21,7 @@ from scrapy.http import Response
 
 from scrapy_robotrules.engine.stores import open_backend
 from tests.helpers.crawling import RecordingSpider, async_test, run_spider
-from tests.helpers.mockserver import MockServer, Reply
+from tests.helpers.mockserver import MockServer, Reply, RequestRecord
 from tests.helpers.redisserver import RedisServer
 from tests.helpers.slots import SLOT_LOG, assert_released_apart, pages_released
 from tests.helpers.variants import OURS, stat
@@ -43,19 +43,18 @@ def evicting_redis(tmp_path: Path) -> Iterator[RedisServer]:
     yield from _server(tmp_path, "--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru")
 
 
-class ForgetfulServer(MockServer):
-    """Deletes every pace key of ``client``'s Redis as each page request arrives."""
+class Forgetful:
+    """Deletes every pace key of ``client``'s Redis as each page request reaches ``server``."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        super().__init__()
+    def __init__(self, server: MockServer, client: redis.Redis) -> None:
         self.client = client
         self.deleted = 0
+        server.listeners.append(self.forget)
 
-    def render(self, request: Any) -> int:
-        if request.path != b"/robots.txt":
+    def forget(self, record: RequestRecord) -> None:
+        if record.path != "/robots.txt":
             for key in self.client.scan_iter(match="robotrules:pace:*"):
                 self.deleted += self.client.delete(key)
-        return super().render(request)
 
 
 class ChainSpider(RecordingSpider):
@@ -72,19 +71,16 @@ class ChainSpider(RecordingSpider):
 
 @async_test
 async def test_an_evicting_redis_is_reported_and_crawl_delay_still_holds(
-    evicting_redis: RedisServer,
+    evicting_redis: RedisServer, mockserver: MockServer
 ) -> None:
     client = redis.Redis.from_url(evicting_redis.url)
-    server = ForgetfulServer(client)
-    try:
-        server.set_robots("delayed.test", Reply(body=b"User-agent: *\nCrawl-delay: 1\n"))
-        settings = {**OURS, "ROBOTRULES_STORE": evicting_redis.url, **SLOT_LOG}
-        start = [server.url("delayed.test", "/0")]
-        result = await run_spider(ChainSpider, settings, start_urls=start)
-    finally:
-        await server.stop()
+    forgetful = Forgetful(mockserver, client)
+    mockserver.set_robots("delayed.test", Reply(body=b"User-agent: *\nCrawl-delay: 1\n"))
+    settings = {**OURS, "ROBOTRULES_STORE": evicting_redis.url, **SLOT_LOG}
+    start = [mockserver.url("delayed.test", "/0")]
+    result = await run_spider(ChainSpider, settings, start_urls=start)
     assert len(result.crawled) == PAGES
-    assert server.deleted >= PAGES - 1  # every turn booked so far was forgotten
+    assert forgetful.deleted >= PAGES - 1  # every turn booked so far was forgotten
     # The slot kept the delay itself: it let each page go 1 s after the one before.
     assert_released_apart(pages_released(result.crawler, "delayed.test"), 1.0)
     assert stat(result, "store/may_evict") == 1

@@ -13,10 +13,12 @@ from scrapy_robotrules.crawl.exceptions import RobotsTxtUnreachable
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.signals import robotrules_fetched
 from tests.helpers.crawling import (
+    NO_RESOLVER,
     RecordingSpider,
     async_test,
     download_error,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    not_reactorless,
     run_spider,
     until,
 )
@@ -154,6 +156,7 @@ async def test_an_unresolvable_host_is_held_then_dropped_as_unreachable(
     assert result.messages("Dropped <GET", logging.DEBUG)
 
 
+@not_reactorless(NO_RESOLVER)
 @async_test
 async def test_a_refused_connection_is_unreachable(mockserver: MockServer) -> None:
     url = f"http://refused.test:{_closed_port()}/page"

@@ -14,13 +14,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from twisted.internet.defer import ensureDeferred
-
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.engine.usage.preferences import TDMREP_FILE
 from tests.helpers.accounting import identity_holds
 from tests.helpers.crawling import (
     CrawlResult,
+    Running,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
     run_spider,
@@ -210,9 +209,7 @@ async def test_a_fleet_fetches_the_file_once(mockserver: MockServer, redis_serve
     fired = when(lambda: mockserver.holding(HOST, TDMREP) == 1, answer)
     urls = [mockserver.url(HOST, path) for path in PAGES]
     runs = [
-        ensureDeferred(
-            run_spider(UsageSpider, {**SETTINGS, **TDM_SETTINGS, **settings}, start_urls=urls)
-        )
+        Running(run_spider(UsageSpider, {**SETTINGS, **TDM_SETTINGS, **settings}, start_urls=urls))
         for _ in range(2)
     ]
     results: list[CrawlResult[UsageSpider]] = [await run for run in runs]

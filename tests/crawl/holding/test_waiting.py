@@ -16,9 +16,11 @@ from scrapy.crawler import Crawler
 from scrapy_robotrules import Outcome
 from scrapy_robotrules.crawl.manager import RobotsManager
 from tests.helpers.crawling import (
+    NO_RESOLVER,
     RecordingSpider,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    not_reactorless,
     release_when,
     run_spider,
     when,
@@ -79,6 +81,7 @@ async def test_one_fetch_per_origin_and_origins_do_not_wait_for_each_other(
     assert len(robots_log(mockserver, "fast.test")) == 1
 
 
+@not_reactorless(NO_RESOLVER)
 @async_test
 async def test_the_robots_request_uses_the_engine_and_the_triggers_slot(
     mockserver: MockServer,

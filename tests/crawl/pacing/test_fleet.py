@@ -16,19 +16,16 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import pytest
 import redis
-from twisted.internet.defer import Deferred
-from twisted.internet.interfaces import IReactorTime
-from twisted.internet.task import deferLater
 
 from scrapy_robotrules.engine.stores import open_backend
 from tests.helpers import REPO_ROOT
-from tests.helpers.crawling import RecordingSpider, async_test, run_spider, until
-from tests.helpers.mockserver import MockServer, Reply, get_reactor
+from tests.helpers.crawling import RecordingSpider, Running, async_test, run_spider, sleep, until
+from tests.helpers.mockserver import MockServer, Reply
 from tests.helpers.redisserver import ClusterServers, RedisServer, SentinelGroup, replicated
 from tests.helpers.turns import Turn, assert_turns_apart
 from tests.helpers.variants import OURS, PRIVATE, paths, robots_log, stat
@@ -40,10 +37,6 @@ WORKERS = 4
 SITES = 50
 DELAYED = "delayed.test"
 """The site whose robots.txt says ``Crawl-delay: 1``."""
-
-
-async def _sleep(seconds: float) -> None:
-    await deferLater(cast("IReactorTime", get_reactor()), seconds)
 
 
 def _sites(mockserver: MockServer) -> tuple[list[str], dict[str, Reply]]:
@@ -122,7 +115,7 @@ async def _run_workers(
             for p in processes:
                 p.kill()
             raise AssertionError(f"the fleet was still crawling after 120 s (held: {held})")
-        await _sleep(0.1)  # the test server answers meanwhile, in this reactor
+        await sleep(0.1)  # the test server answers meanwhile, in this reactor
     for n, process in enumerate(processes):
         log = (directory / f"worker{n}.log").read_text()
         assert process.returncode == 0, log[-3000:]
@@ -220,9 +213,9 @@ async def test_a_crashed_lease_holder_delays_the_fetch_only_until_its_lease_expi
     client.set(lease, "dead", px=60_000)
     pages = [mockserver.url("crash.test", "/a"), mockserver.url("crash.test", "/private/b")]
     settings = {**OURS, "ROBOTRULES_STORE": redis_server.url}
-    crawl = Deferred.fromCoroutine(run_spider(RecordingSpider, settings, start_urls=pages))
-    while _scripts_run(client) < 2 and not crawl.called:  # found it taken, asked again
-        await _sleep(0.05)
+    crawl = Running(run_spider(RecordingSpider, settings, start_urls=pages))
+    while _scripts_run(client) < 2 and not crawl.done:  # found it taken, asked again
+        await sleep(0.05)
     assert not robots_log(mockserver, "crash.test")
     # Its lease runs out (as if its 60 s were over): 0.3 s from now.
     expires = time.monotonic()
@@ -284,12 +277,12 @@ async def test_redis_killed_mid_crawl_the_crawl_finishes_on_memory(
         mockserver.set_page(host, "/", Reply(hang=True), page)
     # The held pages must not time out before they are released.
     settings = {**OURS, "ROBOTRULES_STORE": redis_server.url, "DOWNLOAD_TIMEOUT": 30.0}
-    crawl = Deferred.fromCoroutine(
+    crawl = Running(
         run_spider(
             RecordingSpider, settings, start_urls=[mockserver.url(h) for h in first], follow=True
         )
     )
-    await until(lambda: crawl.called or all(mockserver.holding(h, "/") for h in first))
+    await until(lambda: crawl.done or all(mockserver.holding(h, "/") for h in first))
     assert not any(mockserver.requests_for(h) for h in later)  # none known before the kill
     redis_server.stop()
     assert [mockserver.release(h, path="/") for h in first] == [1] * 5

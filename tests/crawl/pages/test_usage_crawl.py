@@ -15,9 +15,11 @@ from scrapy.settings import Settings
 from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, RobotRulesSettingError
 from scrapy_robotrules.crawl.pages.usage import UsageItemsMiddleware, UsagePreferencesMiddleware
 from tests.helpers.crawling import (
+    MANY_HEADERS,
     CrawlResult,
     async_test,
     mockserver_fixture,  # noqa: F401  (the ``mockserver`` fixture)
+    not_reactorless,
     run_spider,
 )
 from tests.helpers.mockserver import MockServer, Reply
@@ -150,6 +152,7 @@ def test_purposes_setting_rejects(value: object) -> None:
         RobotRulesConfig.from_settings(Settings({"ROBOTRULES_PURPOSES": value}), agent=False)
 
 
+@not_reactorless(MANY_HEADERS)
 @async_test
 async def test_every_header_line_is_read(mockserver: MockServer) -> None:
     # A thousand lines, the refusal last: no line is dropped, the refusal

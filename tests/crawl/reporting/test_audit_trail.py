@@ -22,15 +22,17 @@ from typing import Any
 import pytest
 from scrapy import Spider
 from scrapy.extensions.feedexport import FileFeedStorage
-from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.reporting.audit import AuditWriter
 from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
 from tests.helpers.cli import run
 from tests.helpers.crawling import (
+    USERINFO,
     RecordingSpider,
+    as_scrapy_runs,
     async_test,
+    not_reactorless,
     refused_crawl,
     run_spider,
     with_custom_settings,
@@ -99,6 +101,7 @@ async def test_one_line_per_decided_request_and_per_fetch_and_the_command_reads_
     assert "down.test" in out
 
 
+@not_reactorless(USERINFO)
 @async_test
 async def test_shadow_lines_are_marked_shadow(mockserver: MockServer, tmp_path: Path) -> None:
     trail = tmp_path / "audit.jsonl"
@@ -186,7 +189,7 @@ async def test_a_writer_behind_by_more_than_the_buffer_writes_on_the_reactor_thr
     for line in "3456":
         writer.add(line)
     assert synced
-    await deferred_from_coro(writer.close())  # as Scrapy runs a signal handler
+    await as_scrapy_runs(writer.close())  # as Scrapy runs a signal handler
     assert file.getvalue() == b"1\n2\n3\n4\n5\n6\n"
 
 
