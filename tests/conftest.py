@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import pytest
 import scrapy
@@ -51,40 +52,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.crawl)
 
 
+class _Topology(Protocol):
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+TopologyT = TypeVar("TopologyT", bound=_Topology)
+
+
+def _running(make: Callable[[Path], TopologyT], prefix: str) -> Iterator[TopologyT]:
+    """``make(directory)`` started in a temporary directory for one test, killed afterwards."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as directory:
+        topology = make(Path(directory))
+        try:
+            topology.start()
+            yield topology
+        finally:
+            topology.stop()
+
+
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
     """A real Redis server per test, in a temporary directory, killed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="robotrules-redis-") as directory:
-        server = RedisServer(Path(directory))
-        server.start()
-        try:
-            yield server
-        finally:
-            server.stop()
+    yield from _running(RedisServer, "robotrules-redis-")
 
 
 @pytest.fixture
 def redis_cluster() -> Iterator[ClusterServers]:
     """A real Redis Cluster (three masters, three replicas) per test, killed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="robotrules-cluster-") as directory:
-        cluster = ClusterServers(Path(directory))
-        try:
-            cluster.start()
-            yield cluster
-        finally:
-            cluster.stop()
+    yield from _running(ClusterServers, "robotrules-cluster-")
 
 
 @pytest.fixture
 def redis_sentinel() -> Iterator[SentinelGroup]:
     """A real Sentinel group (a master, a replica, three sentinels) per test, killed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="robotrules-sentinel-") as directory:
-        group = SentinelGroup(Path(directory))
-        try:
-            group.start()
-            yield group
-        finally:
-            group.stop()
+    yield from _running(SentinelGroup, "robotrules-sentinel-")
 
 
 @pytest.fixture(params=["sqlite", "redis"])
