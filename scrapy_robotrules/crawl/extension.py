@@ -15,7 +15,7 @@
 - The ``robotstxt_denied`` finish reason where Scrapy has it (reporting/startdenied.py).
 - An INFO summary when the spider closes.
 
-SPEC 6 (delays kept on the slots) and 8 (requests held while robots.txt is fetched).
+SPEC 6 (delays kept on the slots) and 8 (requests parked while robots.txt is fetched).
 """
 
 from __future__ import annotations

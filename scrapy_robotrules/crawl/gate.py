@@ -31,7 +31,7 @@ downloader middleware, which raises why, so the errback hears it. Scrapy's
 shell gives its ``fetch()`` request the errback it waits on only once
 ``engine.crawl()`` has returned.
 
-SPEC 8 (requests held while robots.txt is fetched; decided once).
+SPEC 8 (requests parked while robots.txt is fetched; decided once).
 """
 
 from __future__ import annotations

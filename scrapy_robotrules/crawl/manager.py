@@ -243,7 +243,7 @@ class RobotsManager:
         Fresh rules decide at once; stale rules decide while fresh ones are
         fetched in the background; with none, this waits for the fetch.
         Raises :class:`RobotsTxtUnreachable` as :meth:`decide_now` does,
-        including for requests held until the timeout passed.
+        including for requests parked until the timeout passed.
         """
         url = request.url
         if _may_be_robots_path(url) and is_robots_path(request_path(url)):

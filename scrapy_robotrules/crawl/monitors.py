@@ -148,7 +148,7 @@ class ForbiddenShareMonitor(_RobotRulesMonitor):
 class FetchErrorsMonitor(_RobotRulesMonitor):
     """robots.txt downloads that failed: a network error, or a 429 or 5xx answer.
 
-    Each leaves its origin unreachable for a while (its requests held).
+    Each leaves its origin unreachable for a while (its requests parked).
     Threshold: ``ROBOTRULES_SPIDERMON_MAX_FETCH_ERRORS`` (0).
     """
 
