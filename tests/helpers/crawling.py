@@ -25,13 +25,13 @@ import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, Generic, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, cast
 
 import pytest
 import pytest_twisted  # type: ignore[import-untyped]
 import scrapy.exceptions
 from scrapy import Spider
-from scrapy.crawler import AsyncCrawlerRunner, Crawler, CrawlerRunner
+from scrapy.crawler import Crawler, CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from twisted.internet.defer import Deferred, race
@@ -47,6 +47,9 @@ from tests.helpers.mockserver import (
     install_loopback_dns,
 )
 from tests.helpers.recording_spider import RecordingSpider as RecordingSpider  # noqa: PLC0414 (re-exported)
+
+if TYPE_CHECKING:
+    from scrapy.crawler import AsyncCrawlerRunner
 
 P = ParamSpec("P")
 
@@ -319,7 +322,7 @@ async def run_spider(
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
     try:
-        if isinstance(runner, AsyncCrawlerRunner):
+        if not isinstance(runner, CrawlerRunner):  # an AsyncCrawlerRunner, without a reactor
             # Not wait_for: the crawl may take its cancellation for a stop and end well.
             crawl = asyncio.ensure_future(runner.crawl(crawler, **spider_kwargs))
             done, _ = await asyncio.wait({crawl}, timeout=crawl_timeout)
@@ -359,6 +362,10 @@ def crawler_runner(settings: Mapping[str, Any]) -> CrawlerRunner | AsyncCrawlerR
             **merged.get("DOWNLOADER_MIDDLEWARES", {}),
         }
         merged = {**merged, **proxied, "DOWNLOADER_MIDDLEWARES": middlewares}
+    # Late: Scrapy before 2.15 has no AsyncCrawlerRunner (the suite still runs
+    # on its oldest supported Scrapy, under a reactor).
+    from scrapy.crawler import AsyncCrawlerRunner
+
     return AsyncCrawlerRunner(merged)
 
 
