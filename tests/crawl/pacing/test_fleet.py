@@ -39,6 +39,33 @@ DELAYED = "delayed.test"
 """The site whose robots.txt says ``Crawl-delay: 1``."""
 
 
+def _one_of_three_kinds(
+    mockserver: MockServer,
+    n: int,
+    host: str,
+    paths: tuple[str, ...],
+    *,
+    private: str,
+    fleetbot: str,
+) -> tuple[set[str], set[str]]:
+    """Script ``host`` as the ``n``-th site of three kinds; the URLs of ``paths`` it allows and
+    forbids: every agent kept from ``private`` (``PRIVATE``), fleetbot kept from ``fleetbot``,
+    or no robots.txt (404, everything allowed)."""
+    pages = {path: mockserver.url(host, path) for path in paths}
+    kind = n % 3
+    if kind == 0:
+        mockserver.set_robots(host, Reply(body=PRIVATE))
+        forbidden = {pages.pop(private)}
+    elif kind == 1:
+        mockserver.set_robots(
+            host, Reply(body=f"User-agent: fleetbot\nDisallow: {fleetbot}\n".encode())
+        )
+        forbidden = {pages.pop(fleetbot)}
+    else:
+        forbidden = set()
+    return set(pages.values()), forbidden
+
+
 def _sites(mockserver: MockServer) -> tuple[list[str], dict[str, Reply]]:
     """50 sites of three kinds, each with two pages and one forbidden link; and DELAYED.
 
@@ -349,15 +376,12 @@ def _queued_sites(mockserver: MockServer) -> QueuedSites:
     forbidden: set[str] = set()
     links: dict[str, list[str]] = {}
     for n, host in enumerate(hosts):
-        pages = {path: mockserver.url(host, path) for path in ("/", "/a", "/b", "/private/c")}
-        kind = n % 3
-        if kind == 0:
-            mockserver.set_robots(host, Reply(body=PRIVATE))
-            forbidden.add(pages.pop("/private/c"))
-        elif kind == 1:
-            mockserver.set_robots(host, Reply(body=b"User-agent: fleetbot\nDisallow: /b\n"))
-            forbidden.add(pages.pop("/b"))
-        allowed.update(pages.values())
+        pages = ("/", "/a", "/b", "/private/c")
+        ok, refused = _one_of_three_kinds(
+            mockserver, n, host, pages, private="/private/c", fleetbot="/b"
+        )
+        allowed |= ok
+        forbidden |= refused
         own = [mockserver.url(host, p) for p in ("/a", "/b", "/private/c")]
         links[host] = [*own, mockserver.url(hosts[(n + 1) % QUEUED_SITES])]
     mockserver.set_robots(SLOW, Reply(body=b"User-agent: *\nCrawl-delay: 1\n" + PRIVATE[14:]))
@@ -504,15 +528,11 @@ def _failover_sites(mockserver: MockServer, crawlers: int) -> FailoverSites:
     allowed: set[str] = set()
     forbidden: set[str] = set()
     for n, host in enumerate(later):
-        pages = {path: mockserver.url(host, path) for path in ("/a", "/private/b")}
-        kind = n % 3
-        if kind == 0:
-            mockserver.set_robots(host, Reply(body=PRIVATE))
-            forbidden.add(pages.pop("/private/b"))
-        elif kind == 1:
-            mockserver.set_robots(host, Reply(body=b"User-agent: fleetbot\nDisallow: /a\n"))
-            forbidden.add(pages.pop("/a"))
-        allowed.update(pages.values())
+        ok, refused = _one_of_three_kinds(
+            mockserver, n, host, ("/a", "/private/b"), private="/private/b", fleetbot="/a"
+        )
+        allowed |= ok
+        forbidden |= refused
     hold = [Reply(hang=True)] * crawlers
     for n, host in enumerate(first):
         mockserver.set_robots(host, Reply(body=PRIVATE))
