@@ -56,6 +56,7 @@ __all__ = [
     "RobotRules",
     "RobotRulesExtension",
     "RobotRulesMiddleware",
+    "RobotRulesScheduler",
     "RobotRulesSettingError",
     "RobotsBodyMiddleware",
     "RobotsTxt",
@@ -88,6 +89,7 @@ _SCRAPY_LAYER = {
     "RobotParser": ".crawl.robotparser",
     "RobotRulesExtension": ".crawl.extension",
     "RobotRulesMiddleware": ".crawl.middleware",
+    "RobotRulesScheduler": ".crawl.scheduler",
     "RobotRulesSettingError": ".crawl.config.settings",
     "RobotsBodyMiddleware": ".crawl.fetching.bodies",
     "RobotsTxtForbidden": ".crawl.exceptions",
@@ -119,6 +121,7 @@ if TYPE_CHECKING:
         UsagePreferencesMiddleware as UsagePreferencesMiddleware,
     )
     from scrapy_robotrules.crawl.robotparser import RobotParser as RobotParser
+    from scrapy_robotrules.crawl.scheduler import RobotRulesScheduler as RobotRulesScheduler
     from scrapy_robotrules.crawl.signals import robotrules_changed as robotrules_changed
     from scrapy_robotrules.crawl.signals import robotrules_fetched as robotrules_fetched
 

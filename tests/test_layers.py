@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("deciding", ["deciding"]),
     ("the coordinator", ["manager"]),
     ("pages", ["pages"]),
-    ("Scrapy-facing", ["addon", "extension", "gate", "middleware", "monitors", "sitemaps"]),
+    ("Scrapy-facing", ["addon", "extension", "middleware", "monitors", "scheduler", "sitemaps"]),
 ]
 """Lowest first: ``crawl.<name>`` modules and packages. The engine sits below them all."""
 
@@ -167,10 +167,10 @@ def test_the_reader_sees_type_only_and_late_imports() -> None:
     text = (
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from scrapy_robotrules.crawl.manager import RobotsManager\n"
-        "def f():\n    from scrapy_robotrules.crawl import gate\n"
+        "def f():\n    from scrapy_robotrules.crawl import scheduler\n"
     )
     found = imported(text, "scrapy_robotrules.crawl.config.settings")
-    assert found == {CRAWL, f"{CRAWL}.manager", f"{CRAWL}.gate"}
+    assert found == {CRAWL, f"{CRAWL}.manager", f"{CRAWL}.scheduler"}
 
 
 def test_no_module_of_the_package_imports_the_reactor() -> None:

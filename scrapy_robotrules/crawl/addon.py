@@ -3,6 +3,8 @@
 It puts :class:`~scrapy_robotrules.RobotRulesMiddleware` where Scrapy's
 ``RobotsTxtMiddleware`` sits (priority 100), turns the built-in off and
 enables :class:`~scrapy_robotrules.RobotRulesExtension`,
+:class:`~scrapy_robotrules.RobotRulesScheduler` as ``SCHEDULER`` (wrapping the
+scheduler the project configured, kept as ``ROBOTRULES_SCHEDULER``),
 :class:`~scrapy_robotrules.crawl.fetching.bodies.RobotsBodyMiddleware` at 595 (a
 compressed robots.txt is unpacked only as far as it is read) and, for
 page-level rules, :class:`~scrapy_robotrules.PageDirectivesMiddleware` (a
@@ -26,6 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.utils.misc import load_object
 
 from scrapy_robotrules.crawl.compat import component_priority, disable_component
 from scrapy_robotrules.crawl.config.table import check
@@ -35,6 +38,7 @@ from scrapy_robotrules.crawl.fetching.bodies import MIDDLEWARE_PRIORITY, RobotsB
 from scrapy_robotrules.crawl.middleware import RobotRulesMiddleware
 from scrapy_robotrules.crawl.pages.directive_middleware import PageDirectivesMiddleware
 from scrapy_robotrules.crawl.pages.usage import UsagePreferencesMiddleware
+from scrapy_robotrules.crawl.scheduler import RobotRulesScheduler, is_robots_scheduler
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -44,6 +48,7 @@ __all__ = ["Addon"]
 BUILTIN_PRIORITY = 100
 """Where Scrapy's RobotsTxtMiddleware sits in DOWNLOADER_MIDDLEWARES_BASE."""
 EXTENSION_PRIORITY = 0
+_INNER = "ROBOTRULES_SCHEDULER"
 PAGE_PRIORITY = 950
 """Past DepthMiddleware (900): a request dropped for nofollow is dropped before it is counted."""
 
@@ -69,6 +74,7 @@ class Addon:
             raise SystemExit(f"scrapy-robotrules: {error}") from None
 
     def update_settings(self, settings: BaseSettings) -> None:
+        self._wrap_scheduler(settings)
         name = "DOWNLOADER_MIDDLEWARES"
         builtin = component_priority(settings, name, RobotsTxtMiddleware)
         priority = builtin if builtin is not None else BUILTIN_PRIORITY
@@ -86,3 +92,30 @@ class Addon:
         settings.setdefault_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", UsagePreferencesMiddleware, PAGE_PRIORITY + 1
         )
+
+    @staticmethod
+    def _wrap_scheduler(settings: BaseSettings) -> None:
+        """Make :class:`RobotRulesScheduler` the ``SCHEDULER``, wrapping the one configured.
+
+        The configured one moves to ``ROBOTRULES_SCHEDULER`` at its own
+        priority, and this one takes ``SCHEDULER`` at the same priority: the
+        project's, a spider's or the command line's choice is kept, inside.
+        A project that named this scheduler itself keeps its settings as they are.
+        """
+        configured = settings.get("SCHEDULER")
+        if configured is None or _is_ours(configured):
+            return
+        priority = settings.getpriority("SCHEDULER") or 0
+        # Not read through the table (its value is checked as the scheduler is built):
+        # whether the project named one to wrap itself.
+        if settings.getpriority(_INNER) is None or settings[_INNER] is None:
+            settings.set(_INNER, configured, priority)
+        settings.set("SCHEDULER", RobotRulesScheduler, priority)
+
+
+def _is_ours(configured: object) -> bool:
+    try:
+        found = load_object(configured) if isinstance(configured, str) else configured
+    except Exception:
+        return False
+    return is_robots_scheduler(found)

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.core.downloader import Downloader, Slot
     from scrapy.core.engine import ExecutionEngine
-    from scrapy.core.scheduler import BaseScheduler
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
@@ -59,14 +58,11 @@ __all__ = [
     "extra_download_place",
     "failing_start",
     "feed_storage",
-    "guard_crawl",
     "in_thread",
     "judge_spider_output",
     "limit_jitter",
-    "on_scheduler_close",
     "reactorless",
     "request_header",
-    "scheduler",
     "send_signal",
     "sleep",
     "slot_jitter",
@@ -247,37 +243,6 @@ def downloader(crawler: Crawler) -> Downloader | None:
     return getattr(running, "downloader", None)
 
 
-def scheduler(crawler: Crawler) -> BaseScheduler | None:
-    """The scheduler of the running crawl, or ``None`` while no spider is open.
-
-    2.19+: the ``engine.scheduler`` property; 2.13 to 2.18: ``engine._slot.scheduler``.
-    """
-    running = engine(crawler)
-    if running is None:
-        return None
-    if isinstance(getattr(type(running), "scheduler", None), property):
-        return running.scheduler
-    slot = getattr(running, "_slot", None)
-    return cast("BaseScheduler | None", getattr(slot, "scheduler", None))
-
-
-def guard_crawl(
-    crawler: Crawler, guard: Callable[[Callable[..., None]], Callable[..., None]]
-) -> bool:
-    """Put what ``guard(engine.crawl)`` returns in the place of ``engine.crawl``.
-
-    Every request to be scheduled enters there (2.13 to 2.19): callbacks',
-    start requests, requests downloader middlewares return, other
-    components'; it then sends ``request_scheduled`` and enqueues. Set on the
-    instance, where ``self.crawl`` finds it. ``False`` without an engine.
-    """
-    running = engine(crawler)
-    if running is None:
-        return False
-    running.crawl = guard(running.crawl)  # type: ignore[method-assign]
-    return True
-
-
 def judge_spider_output(crawler: Crawler, middleware: object, judge: object) -> bool:
     """From now on, ``judge``'s ``process_spider_output`` methods run in ``middleware``'s place.
 
@@ -300,18 +265,6 @@ def judge_spider_output(crawler: Crawler, middleware: object, judge: object) -> 
         else:
             outputs[slot] = chain._get_async_method_pair(judge, "process_spider_output")
     return True
-
-
-def on_scheduler_close(scheduler: BaseScheduler, hook: Callable[[], None]) -> None:
-    """Run ``hook`` as the engine closes ``scheduler``, before it saves its queue (no signal
-    comes in between, 2.13 to 2.19: the instance's ``close`` is wrapped)."""
-    close = scheduler.close
-
-    def close_after_hook(reason: str) -> Any:
-        hook()
-        return close(reason)
-
-    scheduler.close = close_after_hook  # type: ignore[method-assign]
 
 
 def download_slot(crawler: Crawler, request: Request) -> Slot | None:

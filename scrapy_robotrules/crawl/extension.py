@@ -5,17 +5,13 @@
   where AutoThrottle sets ``slot.delay`` (its ``response_downloaded``
   handler). This handler is connected when the spider opens, so after
   AutoThrottle's (connected when it is built): it runs later and wins.
-- Decisions at scheduling time: :class:`.gate.Gate` is put in front of
-  ``engine.crawl`` when the spider opens, before any request is scheduled;
-  the requests it dropped are told of on the loop's next turn, or when the
-  spider idles or closes.
-- The spider stays open while requests are parked or fetches run; a
-  scheduler about to close (``JOBDIR`` crawls stopped mid-way) is handed
-  the parked requests first, so they are saved with the rest.
+- Whether requests are decided as they are scheduled: one WARNING if the
+  crawl's ``SCHEDULER`` is not :class:`.RobotRulesScheduler` (set up by hand
+  without it, every request waits for robots.txt in the downloader instead).
 - The ``robotstxt_denied`` finish reason where Scrapy has it (reporting/startdenied.py).
 - An INFO summary when the spider closes.
 
-SPEC 6 (delays kept on the slots) and 8 (requests parked while robots.txt is fetched).
+SPEC 6 (delays kept on the slots).
 """
 
 from __future__ import annotations
@@ -24,11 +20,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import CloseSpider, DontCloseSpider
+from scrapy.exceptions import CloseSpider
+from scrapy.utils.misc import load_object
 
-from scrapy_robotrules.crawl import compat
-from scrapy_robotrules.crawl.gate import Gate
 from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.crawl.scheduler import is_robots_scheduler
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -48,7 +44,6 @@ class RobotRulesExtension:
         self.crawler = crawler
         self.manager = RobotsManager.for_component(crawler)
         self.report = self.manager.report
-        self.gate = Gate(crawler, self.manager)
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -58,17 +53,12 @@ class RobotRulesExtension:
         return cls(crawler)
 
     def spider_idle(self, spider: Spider) -> None:
-        # A request gone back to the engine here is in the scheduler: not idle.
-        self.gate.settle()
-        if self.manager.pending():
-            raise DontCloseSpider
         reason = self.report.starts.finish_reason()  # reporting/startdenied.py
         if reason is not None:
             raise CloseSpider(reason)
 
     def spider_opened(self, spider: Spider) -> None:
-        compat.guard_crawl(self.crawler, self.gate.guard)
-        self._hand_parked_to_closing_scheduler()
+        self._warn_unless_scheduling()
         if not self.manager.config.crawl_delay:
             return
         # Connected no sooner than now, after every component connected its
@@ -91,22 +81,21 @@ class RobotRulesExtension:
     def response_downloaded(self, request: Request, **kwargs: Any) -> None:
         self.manager.politeness.apply_crawl_delay(request)
 
-    def _hand_parked_to_closing_scheduler(self) -> None:
-        # No signal comes between "closing spider" and the scheduler's close:
-        # wrap that close, so a crawl stopped with requests parked (JOBDIR)
-        # saves them in its queue like every other pending request.
-        scheduler = compat.scheduler(self.crawler)
-        if scheduler is None:
+    def _warn_unless_scheduling(self) -> None:
+        try:
+            scheduler = load_object(self.crawler.settings["SCHEDULER"])
+        except Exception:
             return
-        manager = self.manager
-
-        def hand_parked() -> None:
-            for request in manager.take_parked():
-                scheduler.enqueue_request(request)
-
-        compat.on_scheduler_close(scheduler, hand_parked)
+        if is_robots_scheduler(scheduler):
+            return
+        logger.warning(
+            "SCHEDULER is not scrapy_robotrules.RobotRulesScheduler: requests wait for "
+            "their origin's robots.txt in the downloader, each holding a "
+            "CONCURRENT_REQUESTS place meanwhile. Enable the add-on, or set SCHEDULER "
+            "to it (and ROBOTRULES_SCHEDULER to the scheduler it is to wrap).",
+            extra={"spider": self.crawler.spider},
+        )
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
-        self.gate.settle(closing=True)
         self.report.warn_lost()
         logger.info(self.manager.summary(), extra={"spider": spider})

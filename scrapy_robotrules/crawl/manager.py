@@ -417,6 +417,10 @@ class RobotsManager:
         """Every parked request, no longer parked: see :meth:`.Parking.take_parked`."""
         return self.parking.take_parked()
 
+    def parked(self) -> int:
+        """How many requests are parked in memory."""
+        return len(self.parking)
+
     def pending(self) -> bool:
         """Whether requests are parked or robots.txt fetches are under way."""
         return self.parking.pending() or self.origins.fetching()

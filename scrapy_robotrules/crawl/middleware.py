@@ -6,7 +6,7 @@ lets one request through unchecked; ``data:`` and ``file:`` URLs are never
 checked. A request robots.txt does not allow is dropped with
 ``IgnoreRequest``, whose message says why: the deciding rule and its line,
 or that robots.txt stayed unreachable. A request dropped earlier but let
-through for its errback (at the gate, or for a page's ``nofollow``) is
+through for its errback (in the scheduler, or for a page's ``nofollow``) is
 raised here at once, never downloaded. Enabled by hand with Scrapy's own
 middleware left on, it refuses that one's robots.txt requests (one WARNING
 names the setting that switches it off): robots.txt is fetched once, and
@@ -110,7 +110,7 @@ class RobotRulesMiddleware:
         url = request.url
         decided = meta.get(DECIDED)
         if decided != url or meta.get("dont_obey_robotstxt") or url.endswith("/robots.txt"):
-            # Not most requests (decided at the gate for this URL, so checked then).
+            # Not most requests (decided in the scheduler for this URL, so checked then).
             if isinstance(decided, LET_THROUGH):
                 # Dropped (and counted) when it was scheduled or yielded, let through
                 # for its errback: before any check, which a nofollow drop never had.
@@ -153,7 +153,7 @@ class RobotRulesMiddleware:
         return None
 
     async def _decide(self, request: Request) -> None:
-        """Decide a request never decided at the gate; raise why it is dropped, if it is.
+        """Decide a request never decided in the scheduler; raise why it is dropped, if it is.
 
         ``engine.download_async`` callers' requests, which never meet the scheduler.
         """
@@ -174,7 +174,7 @@ class RobotRulesMiddleware:
 
         It leaves the downloader, holding no ``CONCURRENT_REQUESTS`` place, and
         is offered to the engine again (so a duplicate of itself, let through);
-        the gate parks it until its origin's next robots.txt (whose fetch has
+        the scheduler parks it until its origin's next robots.txt (whose fetch has
         started) and decides it under that file. Its allowed count is taken
         back meanwhile, to be counted again as it is decided again.
         """

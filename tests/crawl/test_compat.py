@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
-from typing import Any, ClassVar, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
 
 import pytest
 import scrapy
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scrapy import Request, Spider, signals
+from scrapy import Request, Spider
 from scrapy.core.downloader import Downloader, Slot
 from scrapy.core.engine import ExecutionEngine
-from scrapy.core.scheduler import BaseScheduler
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import CloseSpider
@@ -90,135 +88,24 @@ def test_there_is_no_engine_before_the_crawl() -> None:
     crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True})
     assert compat.engine(crawler) is None
     assert compat.downloader(crawler) is None
-    assert compat.scheduler(crawler) is None
     assert compat.download_slot(crawler, Request("http://site.test/")) is None
 
 
 @async_test
-async def test_the_running_engine_its_downloader_and_scheduler(mockserver: MockServer) -> None:
+async def test_the_running_engine_and_its_downloader(mockserver: MockServer) -> None:
     seen: dict[str, Any] = {}
 
     async def probe(crawler: Crawler, response: Response) -> None:
         seen["engine"] = compat.engine(crawler)
         seen["public"] = crawler.engine  # set while the crawl runs, on every version
         seen["downloader"] = compat.downloader(crawler)
-        seen["scheduler"] = compat.scheduler(crawler)
 
-    crawler = await probe_crawl(mockserver, probe)
+    await probe_crawl(mockserver, probe)
     engine = seen["engine"]
     assert isinstance(engine, ExecutionEngine)
     assert engine is seen["public"]
     assert isinstance(seen["downloader"], Downloader)
     assert seen["downloader"] is engine.downloader
-    scheduler = seen["scheduler"]
-    assert isinstance(scheduler, BaseScheduler)
-    assert type(scheduler) is load_object(crawler.settings["SCHEDULER"])
-
-
-@async_test
-async def test_a_hook_runs_when_the_scheduler_closes_and_what_it_enqueues_is_saved(
-    mockserver: MockServer, tmp_path: Path
-) -> None:
-    """What the extension does with parked requests: the JOBDIR keeps them for the next run."""
-    later = mockserver.url("site.test", "/later")
-    calls: list[bool] = []
-
-    async def probe(crawler: Crawler, response: Response) -> None:
-        scheduler = compat.scheduler(crawler)
-        assert scheduler is not None
-
-        def hook() -> None:
-            calls.append(scheduler.enqueue_request(Request(later)))
-
-        compat.on_scheduler_close(scheduler, hook)
-        # Stopped with the request still outside the scheduler, like a parked one.
-        raise CloseSpider("shutdown")
-
-    jobdir = {"JOBDIR": str(tmp_path / "job")}
-    await probe_crawl(mockserver, probe, jobdir)
-    assert calls == [True]
-
-    async def nothing(crawler: Crawler, response: Response) -> None:
-        pass
-
-    resumed = await run_spider(ProbeSpider, {"ROBOTSTXT_OBEY": False, **jobdir}, probe=nothing)
-    assert resumed.crawled == [later]
-
-
-class GuardedSpider(RecordingSpider):
-    """Its engine's ``crawl`` is guarded from the spider's opening: every request is asked about.
-
-    Its start requests, what its callback yields, a redirect (a request a
-    downloader middleware returns) and a request another component gives
-    ``engine.crawl``: each one's URL is recorded by the guard, and those
-    with ``refused`` in them are kept out.
-    """
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.asked: list[str] = []
-        self.scheduled: list[str] = []
-        self.guarded: bool | None = None
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> GuardedSpider:
-        spider = cast("GuardedSpider", super().from_crawler(crawler, *args, **kwargs))
-        crawler.signals.connect(spider.opened, signal=signals.spider_opened)
-        crawler.signals.connect(spider.on_scheduled, signal=signals.request_scheduled)
-        return spider
-
-    def opened(self, spider: Spider) -> None:
-        self.guarded = compat.guard_crawl(self.crawler, self.guard)
-
-    def guard(self, crawl: Callable[..., None]) -> Callable[..., None]:
-        def admit(request: Request) -> None:
-            self.asked.append(request.url)
-            if "refused" not in request.url:
-                crawl(request)
-
-        return admit
-
-    def on_scheduled(self, request: Request, spider: Spider) -> None:
-        self.scheduled.append(request.url)
-
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
-        self.crawled.append(response.url)
-        if response.url.endswith("/start"):
-            engine = compat.engine(self.crawler)
-            assert engine is not None
-            engine.crawl(self.request(response.urljoin("/by-component")))
-            engine.crawl(self.request(response.urljoin("/by-component-refused")))
-            yield self.request(response.urljoin("/yielded"))
-            yield self.request(response.urljoin("/yielded-refused"))
-            yield self.request(response.urljoin("/moved"))
-
-
-@async_test
-async def test_a_guard_on_the_engines_crawl_sees_every_request_before_it_is_scheduled(
-    mockserver: MockServer,
-) -> None:
-    def url(path: str) -> str:
-        return mockserver.url("site.test", path)
-
-    mockserver.set_page("site.test", "/moved", Reply(302, redirect_to=url("/moved-refused")))
-    mockserver.set_page("site.test", "/moved-refused", Reply(body=b"<html></html>"))
-    result = await run_spider(
-        GuardedSpider,
-        {"ROBOTSTXT_OBEY": False},
-        start_urls=[url("/start"), url("/start-refused")],
-    )
-    spider = result.spider
-    assert spider.guarded is True
-    everything = ["/start", "/start-refused", "/by-component", "/by-component-refused"]
-    everything += ["/yielded", "/yielded-refused", "/moved", "/moved-refused"]
-    assert sorted(spider.asked) == sorted(url(path) for path in everything)
-    # What the guard refused was never scheduled, never fetched, never failed.
-    admitted = [url(p) for p in everything if "refused" not in p]
-    assert sorted(spider.scheduled) == sorted(admitted)
-    assert sorted(spider.crawled) == sorted(u for u in admitted if not u.endswith("/moved"))
-    assert not any("refused" in record.path for record in mockserver.requests)
-    assert spider.failures == []
-    assert spider.dropped == []
 
 
 # Download slots.

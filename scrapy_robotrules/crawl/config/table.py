@@ -46,6 +46,7 @@ from scrapy_robotrules.crawl.config.values import (
     as_policies,
     as_purposes,
     as_ratio,
+    as_scheduler,
     as_seconds,
     as_sitemap_rules,
     as_store,
@@ -175,6 +176,12 @@ _ROWS = (
     _seconds("ROBOTRULES_MAX_CRAWL_DELAY", 60.0, DAY),
     _integer("ROBOTRULES_MAX_WAITING_PER_ORIGIN", 1000, 0, 10_000_000),
     _integer("ROBOTRULES_CONCURRENT_FETCHES", 64, 1, 10_000),
+    Setting(
+        "ROBOTRULES_SCHEDULER",
+        None,
+        lambda n, v, _: as_scheduler(n, v),
+        kind="str or class (a scheduler; None: Scrapy's)",
+    ),
     Setting("ROBOTRULES_STORE", "memory", lambda _, v, __: as_store(v), kind="str (a store URL)"),
     _seconds("ROBOTRULES_LEASE", 10.0, 3_600.0, zero=False),
     # Page-level directives (pages/directives.py).

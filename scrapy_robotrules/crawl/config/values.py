@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.misc import load_object
 from scrapy.utils.python import without_none_values
 from w3lib.url import file_uri_to_path
@@ -336,6 +337,23 @@ def _unbuilt(storage: str | type[Any], settings: BaseSettings, uri: str) -> str 
         why = redact_url(uri, text_without_credentials(str(exc)))
         return f"{type(exc).__name__}: {why}" if why else type(exc).__name__
     return None
+
+
+def as_scheduler(name: str, value: object) -> str | type[Any] | None:
+    """A scheduler class, or its import path, for the robots.txt scheduler to wrap."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, (str, type)):
+        raise invalid(name, "a scheduler class or its import path", value)
+    try:
+        found = load_object(value)
+    except Exception as exc:  # ImportError, NameError, a path that is not dotted
+        raise RobotRulesSettingError(
+            f"{name}: cannot load {value!r}: {type(exc).__name__}"
+        ) from None
+    if not (isinstance(found, type) and issubclass(found, BaseScheduler)):
+        raise invalid(name, "a scheduler class (scrapy.core.scheduler.BaseScheduler)", value)
+    return value
 
 
 def as_pins(value: object) -> Pins:
