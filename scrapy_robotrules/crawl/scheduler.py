@@ -233,16 +233,19 @@ class RobotRulesScheduler(BaseScheduler):
     def settle(self, *, closing: bool = False) -> None:
         """Tell of the requests kept out of the queue since the loop's last turn.
 
-        One given an errback meanwhile is queued, as if it had had it all
-        along: the middleware raises why (counted already). The others are
-        dropped (``request_dropped``), as are all once the crawl closes.
+        One given an errback meanwhile is offered to the engine again, as if
+        it had had it all along: queued, and the middleware raises why
+        (counted already). Offered, not queued here: the engine asks for the
+        next request only when woken, and ``engine.crawl`` is what wakes it.
+        The others are dropped (``request_dropped``), as are all once the crawl closes.
         """
         dropped, self._dropped = self._dropped, []
+        engine = None if closing else compat.engine(self.crawler)
         for request, exc in dropped:
-            if not closing and request.errback is not None:
+            if engine is not None and engine.spider is not None and request.errback is not None:
                 request.meta[DECIDED] = exc
-                if self.inner.enqueue_request(request):
-                    continue
+                engine.crawl(request)
+                continue
             self.crawler.signals.send_catch_log(
                 signal=signals.request_dropped, request=request, spider=self.crawler.spider
             )
