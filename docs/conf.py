@@ -21,7 +21,7 @@ DOCS = Path(__file__).resolve().parent
 sys.path[:0] = [str(DOCS.parent), str(DOCS / "_ext")]
 
 try:
-    import scrapy  # noqa: F401  (autodoc and the settings reference import the Scrapy layer)
+    import scrapy  # noqa: F401  (autodoc and the settings reference import the crawl layer)
 
     import scrapy_robotrules
 except ImportError as missing:

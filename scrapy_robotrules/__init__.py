@@ -1,10 +1,11 @@
 """robots.txt done right for Scrapy.
 
-Two floors: :mod:`.engine` (the rules engine, :class:`RobotsTxt`,
+Two layers: :mod:`.engine` (the rules engine, :class:`RobotsTxt`,
 :class:`RobotRules`, its stores) imports nothing from Scrapy, Twisted or
-w3lib; :mod:`.crawl` is the Scrapy layer on top of it. The names below are
-the stable API, whatever module they live in: the Scrapy ones are loaded
-on first access, so ``from scrapy_robotrules import RobotsTxt`` stays light.
+w3lib; :mod:`.crawl`, the crawl layer, is the Scrapy part on top of it.
+The names below are the stable API, whatever module they live in: the
+crawl layer's are loaded on first access, so ``from scrapy_robotrules
+import RobotsTxt`` stays light.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from scrapy_robotrules.engine.stores import (
 from scrapy_robotrules.engine.usage.preferences import UsageView
 from scrapy_robotrules.engine.usage.vocabulary import AIPREF_DRAFTS
 
-# The public names, the engine's and the Scrapy layer's (_SCRAPY_LAYER below):
+# The public names, the engine's and the crawl layer's (_SCRAPY_LAYER below):
 # what semantic versioning covers (CHANGES.rst).
 __all__ = [
     "AIPREF_DRAFTS",
@@ -80,7 +81,7 @@ __all__ = [
 # The one place the version is written: setup.cfg reads it from here.
 __version__ = "1.0.0"
 
-# The Scrapy layer, imported on first access (PEP 562): importing the engine
+# The crawl layer, imported on first access (PEP 562): importing the engine
 # must not import Scrapy or Twisted.
 _SCRAPY_LAYER = {
     "Addon": ".crawl.addon",

@@ -1,4 +1,4 @@
-"""The layout rule of both floors: each module says what it holds, under a name of its own."""
+"""The layout rule of both layers: each module says what it holds, under a name of its own."""
 
 from __future__ import annotations
 

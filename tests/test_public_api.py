@@ -1,8 +1,8 @@
 """The public API: ``scrapy_robotrules.__all__``, the one version, the typed choices.
 
 What semantic versioning covers (CHANGES.rst) is ``__all__``: every name in
-it resolves, every object the documentation names is in it, and the Scrapy
-layer among them is still loaded only on first access.
+it resolves, every object the documentation names is in it, and the crawl
+layer's among them is still loaded only on first access.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ from scrapy_robotrules.crawl.exceptions import (
     RobotsTxtUnreachable,
 )
 from scrapy_robotrules.crawl.fetching.download import Downloader
-from scrapy_robotrules.crawl.fetching.entries import Entries
+from scrapy_robotrules.crawl.fetching.entries import FetchRecorder
 from scrapy_robotrules.crawl.fetching.fetches import Fetches
 from scrapy_robotrules.crawl.fetching.leases import Leases
 from scrapy_robotrules.crawl.fetching.pinning import Held, PinHolds
@@ -161,7 +161,7 @@ class RobotsManager:
             self.db,
             report=self.report,
             download=download,
-            entries=Entries(self.db, config, self.report, self.policies, self.audit),
+            recorder=FetchRecorder(self.db, config, self.report, self.policies, self.audit),
             politeness=self.politeness,
             leases=self.leases,
             tdmrep=self.tdmrep,

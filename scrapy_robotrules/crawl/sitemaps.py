@@ -4,7 +4,7 @@ A ``SitemapSpider`` whose ``sitemap_urls`` name a robots.txt downloads it
 itself, and this package fetches it too: two requests to each site. Here the
 downloader middleware answers the spider's request from the origin's fetch
 instead (:meth:`Sitemaps.answer`): the answer holds the file's ``Sitemap``
-lines, all ``SitemapSpider`` reads from it. With ``ROBOTRULES_FOLLOW_SITEMAPS``
+lines, all ``SitemapSpider`` reads from it. With ``ROBOTRULES_SCHEDULE_SITEMAPS``
 any spider has the sitemaps of every newly fetched origin scheduled
 (``ROBOTRULES_SITEMAP_FOLLOW`` regexes choose which, as ``sitemap_follow``
 does), and the pages they list go to the callbacks ``ROBOTRULES_SITEMAP_RULES``
@@ -53,13 +53,13 @@ class Sitemaps:
         settings = crawler.settings
         self.crawler = crawler
         self.manager = manager
-        self.follow_sitemaps: bool = value(settings, "ROBOTRULES_FOLLOW_SITEMAPS")
+        self.schedule_sitemaps: bool = value(settings, "ROBOTRULES_SCHEDULE_SITEMAPS")
         self.follow: tuple[re.Pattern[str], ...] = value(settings, "ROBOTRULES_SITEMAP_FOLLOW")
         self.rules: tuple[tuple[re.Pattern[str], str], ...] = value(
             settings, "ROBOTRULES_SITEMAP_RULES"
         )
         self._seen: dict[str, None] = {}
-        if self.follow_sitemaps:
+        if self.schedule_sitemaps:
             crawler.signals.connect(self._fetched, signal=signals.robotrules_fetched)
 
     # A SitemapSpider's robots.txt request, answered from the fetch.
@@ -98,7 +98,7 @@ class Sitemaps:
             request=request,
         )
 
-    # ROBOTRULES_FOLLOW_SITEMAPS: every newly fetched origin's sitemaps scheduled.
+    # ROBOTRULES_SCHEDULE_SITEMAPS: every newly fetched origin's sitemaps scheduled.
 
     def _fetched(self, origin: str, robots: RobotsTxt | None, **_: Any) -> None:
         if robots is None or not robots.sitemaps or origin in self._seen:

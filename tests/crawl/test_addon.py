@@ -229,7 +229,7 @@ SCRAPY_NAMES = (
     "RobotsTxtUnreachable",
     "UsagePreferencesMiddleware",
 )
-"""The Scrapy-layer names the docs tell users to import from the package itself."""
+"""The crawl-layer names the docs tell users to import from the package itself."""
 
 
 def test_the_scrapy_names_are_loaded_on_first_access() -> None:

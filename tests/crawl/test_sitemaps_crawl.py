@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from scrapy import Request
+from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.test import get_crawler
@@ -75,14 +76,14 @@ async def test_a_sitemap_spider_on_robots_txt_makes_one_robots_request_per_origi
 
 
 @async_test
-async def test_follow_sitemaps_schedules_every_new_origins_sitemaps(
+async def test_schedule_sitemaps_schedules_every_new_origins_sitemaps(
     mockserver: MockServer,
 ) -> None:
     _site(mockserver, "a.test")
     _site(mockserver, "b.test", robots="Disallow: /page\n")
     result = await run_spider(
         RecordingSpider,
-        {**OURS, "ROBOTRULES_FOLLOW_SITEMAPS": True},
+        {**OURS, "ROBOTRULES_SCHEDULE_SITEMAPS": True},
         start_urls=[mockserver.url(h, "/") for h in ("a.test", "b.test")],
     )
     # The sitemaps' pages reach the spider's parse, robots.txt still deciding them.
@@ -101,12 +102,45 @@ async def test_sitemap_follow_chooses_which_sitemaps(mockserver: MockServer) -> 
     _site(mockserver, "b.test")
     result = await run_spider(
         RecordingSpider,
-        {**OURS, "ROBOTRULES_FOLLOW_SITEMAPS": True, "ROBOTRULES_SITEMAP_FOLLOW": [r"//a\."]},
+        {**OURS, "ROBOTRULES_SCHEDULE_SITEMAPS": True, "ROBOTRULES_SITEMAP_FOLLOW": [r"//a\."]},
         start_urls=[mockserver.url(h, "/") for h in ("a.test", "b.test")],
     )
     assert mockserver.url("a.test", "/page") in result.crawled
     assert mockserver.requests_for("b.test", "/sitemap.xml") == []
     assert stat(result, "sitemaps/scheduled") == 1
+
+
+@async_test
+async def test_the_old_name_follow_sitemaps_still_schedules_them_with_one_warning(
+    mockserver: MockServer,
+) -> None:
+    _site(mockserver, "a.test")
+    with pytest.warns(ScrapyDeprecationWarning) as caught:
+        result = await run_spider(
+            RecordingSpider,
+            {**OURS, "ROBOTRULES_FOLLOW_SITEMAPS": True},
+            start_urls=[mockserver.url("a.test", "/")],
+        )
+    assert mockserver.url("a.test", "/page") in result.crawled
+    assert stat(result, "sitemaps/scheduled") == 1
+    ours = [str(w.message) for w in caught if "ROBOTRULES_" in str(w.message)]
+    assert ours == [
+        "The ROBOTRULES_FOLLOW_SITEMAPS setting is deprecated,"
+        " use ROBOTRULES_SCHEDULE_SITEMAPS instead"
+    ]
+    assert result.messages("not read by scrapy-robotrules") == []
+
+
+@async_test
+async def test_the_new_name_wins_over_the_old_one(mockserver: MockServer) -> None:
+    _site(mockserver, "a.test")
+    settings = {**OURS, "ROBOTRULES_FOLLOW_SITEMAPS": True, "ROBOTRULES_SCHEDULE_SITEMAPS": False}
+    with pytest.warns(ScrapyDeprecationWarning, match="both are set"):
+        result = await run_spider(
+            RecordingSpider, settings, start_urls=[mockserver.url("a.test", "/")]
+        )
+    assert result.crawled == [mockserver.url("a.test", "/")]
+    assert mockserver.requests_for("a.test", "/sitemap.xml") == []
 
 
 @async_test

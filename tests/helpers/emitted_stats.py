@@ -1,4 +1,4 @@
-"""The stats keys the Scrapy layer sets, read from its source (for the stats reference's test).
+"""The stats keys the crawl layer sets, read from its source (for the stats reference's test).
 
 Every call that sets a stat is found by its name and its first argument:
 Scrapy's ``inc_value``, ``set_value``, ``max_value`` (full keys), and the

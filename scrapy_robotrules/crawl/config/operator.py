@@ -1,4 +1,4 @@
-"""The operator's settings this layer reads: the mode and the audit trail.
+"""The operator's settings the crawl layer reads: the mode and the audit trail.
 
 ``ROBOTRULES_MODE`` (``"enforce"`` or ``"shadow"``; the spider's
 ``robotrules_mode`` attribute overrides it, but not ``-s``, as

@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import ScrapyDeprecationWarning
 
 from scrapy_robotrules.crawl.config.table import (
     LIMITS,
@@ -35,6 +38,7 @@ from scrapy_robotrules.crawl.config.table import (
     attribute_name,
     check,
     defined,
+    deprecated,
     spider_value,
     unknown,
     value,
@@ -228,7 +232,8 @@ def crawl_config(crawler: Crawler) -> RobotRulesConfig:
     spider is checked here (:func:`.setting_table.check`), those the config
     does not hold too, so no component finds a bad value later; a
     ``ROBOTRULES_*`` setting or ``robotrules_*`` attribute the package does
-    not know gets one WARNING naming the closest real one.
+    not know gets one WARNING naming the closest real one, and the old name
+    of a renamed setting one ``ScrapyDeprecationWarning`` naming the new one.
 
     The :class:`RobotRulesSettingError` still propagates, so that the crawl
     fails (``scrapy crawl`` exits with status 1, ``CrawlerRunner.crawl``
@@ -240,6 +245,8 @@ def crawl_config(crawler: Crawler) -> RobotRulesConfig:
     """
     for line in unknown(crawler.settings, crawler.spider):
         logger.warning("%(line)s", {"line": line})
+    for line in deprecated(crawler.settings):
+        warnings.warn(line, ScrapyDeprecationWarning, stacklevel=1)
     try:
         check(crawler.settings, crawler.spider)
         return RobotRulesConfig.from_crawler(crawler)

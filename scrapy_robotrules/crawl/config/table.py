@@ -11,7 +11,8 @@ one :class:`~.setting_values.RobotRulesSettingError` naming it.
 A ``ROBOTRULES_*`` setting or ``robotrules_*`` spider attribute that is in
 no row does nothing: :func:`unknown` names it, with the closest real one,
 since a misspelt setting would otherwise leave its default in force
-unseen.
+unseen. A renamed setting (:data:`RENAMED`) is still read under its old
+name, for the row of its new one, and :func:`deprecated` says so.
 
 Spider attributes are read only where the spider's class or instance
 defines them (:func:`defined`), found without calling ``__getattr__``: a
@@ -72,11 +73,13 @@ __all__ = [
     "ATTRIBUTES",
     "LIMITS",
     "PAGE_NOINDEX_CHOICES",
+    "RENAMED",
     "TABLE",
     "Setting",
     "attribute_name",
     "check",
     "defined",
+    "deprecated",
     "spider_value",
     "unknown",
     "value",
@@ -224,7 +227,7 @@ _ROWS = (
         kind="dict of host or origin to SHA-256 hex, or a JSON object as str",
     ),
     # Sitemaps from the same fetch (sitemaps.py).
-    _boolean("ROBOTRULES_FOLLOW_SITEMAPS", False),
+    _boolean("ROBOTRULES_SCHEDULE_SITEMAPS", False),
     Setting(
         "ROBOTRULES_SITEMAP_FOLLOW",
         [""],
@@ -248,6 +251,21 @@ _ROWS = (
 TABLE: dict[str, Setting] = {row.name: row for row in _ROWS}
 """Every ``ROBOTRULES_*`` setting this package reads, by name."""
 
+RENAMED: dict[str, str] = {
+    "ROBOTRULES_FOLLOW_SITEMAPS": "ROBOTRULES_SCHEDULE_SITEMAPS",
+}
+"""Deprecated setting names, each to the name that replaced it.
+
+An old name is still read for its new one, which wins when both are set,
+for at least two minor releases after the one that renamed it (the version
+policy in CHANGES.rst).
+"""
+
+_OLD_NAMES: dict[str, tuple[str, ...]] = {
+    new: tuple(old for old, renamed in RENAMED.items() if renamed == new)
+    for new in RENAMED.values()
+}
+
 LIMITS: dict[str, float] = {row.name: row.maximum for row in _ROWS if row.maximum is not None}
 """The largest value each numeric setting accepts (the settings reference shows it)."""
 
@@ -260,9 +278,30 @@ ATTRIBUTES: dict[str, str] = {
 
 
 def value(settings: BaseSettings, name: str) -> Any:
-    """The checked value of setting ``name`` (its default when unset or ``None``)."""
+    """The checked value of setting ``name`` (its default when unset or ``None``).
+
+    Unset, it is read from its old name (:data:`RENAMED`) if that is set; a
+    bad value there is named as the old name, the one the project wrote.
+    """
     row = TABLE[name]
-    return row.read(name, settings.get(name, row.default), settings)
+    given_as = name
+    if settings.get(name) is None:
+        old_names = _OLD_NAMES.get(name, ())
+        given_as = next((old for old in old_names if settings.get(old) is not None), name)
+    return row.read(given_as, settings.get(given_as, row.default), settings)
+
+
+def deprecated(settings: BaseSettings) -> list[str]:
+    """One line per old name of a renamed setting (:data:`RENAMED`) that is set."""
+    lines = []
+    for old, new in RENAMED.items():
+        if settings.get(old) is None:
+            continue
+        line = f"The {old} setting is deprecated, use {new} instead"
+        if settings.get(new) is not None:
+            line += f" (both are set: {new} is the one read)"
+        lines.append(line)
+    return lines
 
 
 def defined(spider: object, name: str) -> object | None:
@@ -324,7 +363,7 @@ def unknown(settings: BaseSettings, spider: object = None) -> list[str]:
     lines = [
         _unknown(name, name, TABLE)
         for name in sorted(str(key) for key in settings)
-        if name.startswith("ROBOTRULES_") and name not in TABLE
+        if name.startswith("ROBOTRULES_") and name not in TABLE and name not in RENAMED
     ]
     if spider is not None:
         names = set(vars(spider)) if hasattr(spider, "__dict__") else set()

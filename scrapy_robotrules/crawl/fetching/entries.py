@@ -48,11 +48,16 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 
-__all__ = ["Entries"]
+__all__ = ["FetchRecorder"]
 
 
-class Entries:
-    """Turns fetch results (here, or another crawler's) into the rules database's entries."""
+class FetchRecorder:
+    """Records what each robots.txt fetch (here, or another crawler's) means for its origin.
+
+    A download (a response or an error) becomes the entry the rules database
+    keeps (:meth:`store`, :meth:`unreachable`); another crawler's entry
+    becomes this origin's state (:meth:`adopt`).
+    """
 
     def __init__(
         self,

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
     from scrapy_robotrules.crawl.fetching.download import Downloader
-    from scrapy_robotrules.crawl.fetching.entries import Entries
+    from scrapy_robotrules.crawl.fetching.entries import FetchRecorder
     from scrapy_robotrules.crawl.fetching.leases import Leases
     from scrapy_robotrules.crawl.fetching.pinning import PinHolds
     from scrapy_robotrules.crawl.fetching.tdmrep_files import TdmRepFiles
@@ -57,7 +57,7 @@ class Fetches:
         *,
         report: Reporter,
         download: Downloader,
-        entries: Entries,
+        recorder: FetchRecorder,
         politeness: Politeness,
         leases: Leases | None,
         tdmrep: TdmRepFiles | None,
@@ -68,7 +68,7 @@ class Fetches:
         self.db = db
         self.report = report
         self.download = download
-        self.entries = entries
+        self.recorder = recorder
         self.politeness = politeness
         self.leases = leases
         self.tdmrep = tdmrep
@@ -222,7 +222,7 @@ class Fetches:
         entry = await leases.take_or_wait(state.name, lambda: fleet.refresh(state.name))
         if entry is not None:
             self.report.inc("fleet/waited")
-            self.entries.adopt(state, entry)
+            self.recorder.adopt(state, entry)
             return entry
         with leases.held(state.name):
             return await self._fetch_and_store(state)
@@ -234,7 +234,7 @@ class Fetches:
         try:
             fetched = await self.download.download(state.robots_url, trigger)
             previous = self.db.entry(state.robots_url)
-            entry = self.entries.store(state, fetched)
+            entry = self.recorder.store(state, fetched)
         except FetchClosing:
             raise
         except Exception as exc:  # a bug, not the network: still never "allow all"
@@ -245,7 +245,7 @@ class Fetches:
                 extra=self.report.spider,
             )
             detail = f"{type(exc).__name__}: {exc}"
-            entry = self.entries.unreachable(state, None, state.robots_url, detail)
+            entry = self.recorder.unreachable(state, None, state.robots_url, detail)
         seconds = time.monotonic() - started
         self.report.fetched(seconds, state.robots_url, len(self.db), self.db.evicted)
         if self.audit is not None:

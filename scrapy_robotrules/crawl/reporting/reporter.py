@@ -178,7 +178,7 @@ class Reporter:
             self.set("evicted", evicted)
 
     def record_drop(self, request: Request, exc: DropReason, *, scheduling: bool = False) -> None:
-        """Count a request robots.txt drops, and log why: the one place for both layers.
+        """Count a request robots.txt drops, and log why: one place for the gate and the middleware.
 
         ``scheduling``: dropped before the scheduler's duplicate filter (the
         gate), where Scrapy's ``robotstxt/forbidden`` counts a request once

@@ -1,6 +1,6 @@
 """What a robots.txt fetch means: the one place that maps an HTTP outcome to rules (SPEC 8).
 
-No I/O here: the Scrapy layer fetches, these functions decide. RFC 9309 §2.3
+No I/O here: the crawl layer fetches, these functions decide. RFC 9309 §2.3
 and §2.4: success -> the file's rules; client errors -> no robots.txt, all
 allowed; server errors, 429 and network errors -> *unreachable*, everything
 disallowed for now and fetched again later. An error never means "allow all".
