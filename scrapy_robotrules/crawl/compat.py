@@ -11,8 +11,6 @@ asyncio reactor (Scrapy's default), Twisted's default reactor, or no reactor
 at all (``TWISTED_REACTOR_ENABLED = False``, Scrapy 2.15+), where importing
 ``twisted.internet.reactor`` is forbidden: timers, sleeps and threads that
 work in each.
-
-SPEC: none (Scrapy's internals, for the parts that hold SPEC 6 and 8).
 """
 
 from __future__ import annotations
