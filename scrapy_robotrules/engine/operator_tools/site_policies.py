@@ -19,13 +19,13 @@ and the field. Fetching and deciding stay in the crawl layer (SPEC 8).
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
 from scrapy_robotrules.engine import bounded
+from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.robots.agents import AGENT_MATCH_STYLES, AgentMatch, product_token
 from scrapy_robotrules.engine.robots.fetch_outcomes import UNAUTHORIZED_CHOICES
 from scrapy_robotrules.engine.robots.precedence import PRECEDENCE_MODES, Precedence
@@ -132,7 +132,7 @@ class Policy:
     @property
     def robots_sha256(self) -> str | None:
         """SHA-256 of the operator's robots.txt, as the audit trail names a file."""
-        return None if self.robots_txt is None else hashlib.sha256(self.robots_txt).hexdigest()
+        return None if self.robots_txt is None else sha256_of(self.robots_txt)
 
     def choose(
         self, agent: str, precedence: Precedence, agent_match: AgentMatch
