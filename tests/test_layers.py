@@ -31,7 +31,7 @@ OUTSIDE_THE_ENGINE = ("scrapy", "twisted", "w3lib", "parsel", "lxml", "itemadapt
 
 LAYERS: list[tuple[str, list[str]]] = [
     # The engine's.
-    ("shared by the engine", ["engine.digests", "engine.bounded", "engine.possessive"]),
+    ("shared by the engine", ["engine.digests", "engine.untrusted", "engine.possessive"]),
     ("the rules: robots.txt read and decided", ["engine.robots"]),
     ("page-level rules and usage preferences", ["engine.page", "engine.usage"]),
     # Stores may import the rules; the rules import neither the stores nor the database.

@@ -8,7 +8,8 @@ the fetch outcomes of SPEC 8), :mod:`.stores` keeps them between fetches
 :mod:`.operator_tools` holds what an operator configures and reads (site
 policies, delays, pins, the audit trail) and :mod:`.cli` is the
 ``robotrules`` command line. Below them all: :mod:`.digests` (the SHA-256
-a file goes by), :mod:`.bounded` and :mod:`.possessive`.
+a file goes by), :mod:`.untrusted` (setting values read within bounds) and
+:mod:`.possessive` (regular expressions that never backtrack).
 
 The layers point one way (``tests/test_layers.py`` reads every import):
 the rules import neither the stores nor the database; the stores may
