@@ -10,7 +10,7 @@ from typing import Any
 
 from benchmarks._common import Row, fmt_bytes, fmt_ratio, fmt_seconds, ratio, render_table
 from benchmarks._crawler import VARIANTS
-from benchmarks._docs_tables import record
+from tests.helpers.docs_tables import record
 
 FLEET = 4
 """The fleet scenario's number (``--scenarios fleet`` or ``4``)."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks._common import Row, fmt_ratio, fmt_seconds, ratio, render_table
-from benchmarks._docs_tables import record
+from tests.helpers.docs_tables import record
 
 FLEET_VARIANTS = ("memory", "redis")
 

@@ -89,8 +89,8 @@ from benchmarks._crawler import (
     run_worker,
     variant_settings,
 )
-from benchmarks._docs_tables import recorded, write_recorded
 from benchmarks._fleet_report import fleet_targets, render_fleet
+from tests.helpers.docs_tables import recorded, write_recorded
 
 FULL_SITES = 2000
 """The size the issue asks for (2,000 sites x 5 pages); too slow for a default run here."""

@@ -67,7 +67,6 @@ from benchmarks._common import (
     ratio,
     render_table,
 )
-from benchmarks._docs_tables import record, recorded, write_recorded
 from benchmarks._engine_tools import (
     AGENTS,
     TOOL_ORDER,
@@ -89,6 +88,7 @@ from benchmarks._engine_workers import (
     measure_pathological,
     pathological_rule,
 )
+from tests.helpers.docs_tables import record, recorded, write_recorded
 
 TARGETS = {
     "parse": 0.25,

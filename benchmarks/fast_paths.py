@@ -6,10 +6,10 @@ Usage::
                                     [--no-adversarial] [--protego] [--json PATH]
 
 Needs ``valgrind``. A fast path is a function of the engine written for
-speed, with its plain reference beside it in the same module: the same
-name ending in ``_plain`` (:data:`FAST_PATHS` lists them, and what each
-stands for). The tests compare each with its reference on generated
-inputs; this script says what each one is worth.
+speed, with a plain reference of the same work in
+``tests/helpers/plain_references.py`` (:data:`FAST_PATHS` lists them, and
+what each stands for). The tests compare each with its reference on
+generated inputs; this script says what each one is worth.
 
 The workload is ``engine.py``'s "parse + fresh checks", ours only:
 ``--files`` (300) files of the corpus, spread evenly over it as
@@ -71,9 +71,12 @@ PACKAGE = "scrapy_robotrules"
 
 
 class FastPath(NamedTuple):
-    """A fast function (``module:name`` or ``module:Class.name``), beside ``name_plain``."""
+    """A fast function (``module:name`` or ``module:Class.name``) and its plain reference."""
 
     target: str
+    plain: str
+    """Its plain reference: a function of ``tests.helpers.plain_references`` (of the
+    file, for a method of ``RobotsTxt``)."""
     stands_for: str
     """What the fast form does instead of the plain one."""
     adversarial: str | None = None
@@ -85,58 +88,70 @@ _ROBOTS = "scrapy_robotrules.engine.robots"
 FAST_PATHS: dict[str, FastPath] = {
     "long normalisation": FastPath(
         f"{_ROBOTS}.urls:_normalize_long",
+        "normalize_long",
         "512 octets or more percent-normalised by bytes.translate tables and big-integer"
         " masks, not run by run",
         "long paths",
     ),
     "many escapes": FastPath(
         f"{_ROBOTS}.urls:_many_escapes",
+        "many_escapes",
         "the escapes of long input decoded by big-integer masks, not escape by escape",
         "long paths",
     ),
     "literal cells": FastPath(
         f"{_ROBOTS}.urls:_literal",
+        "literal",
         "long input without escapes encoded as three cells by bytes.translate, not run by run",
         "long paths",
     ),
     "octets together": FastPath(
         f"{_ROBOTS}.star_columns:_normalised",
+        "normalised",
         "rule values normalised as octets joined by #, not one by one",
         "escaped rules",
     ),
     "cutting test": FastPath(
         f"{_ROBOTS}.star_columns:needs_cutting",
+        "needs_cutting",
         "star rules' values joined and scanned in C, not one by one",
         "escaped rules",
     ),
     "tails together": FastPath(
         f"{_ROBOTS}.star_columns:_normalised_tails",
+        "normalised_tails",
         "the pieces of rules of several stars normalised joined by #, not piece by piece",
         "several stars",
     ),
     "automaton columns": FastPath(
         f"{_ROBOTS}.rule_index:_needled_columns",
+        "needled_columns",
         "the automaton's columns (needle, code, priority, shape) made column by column",
         "hostile literals",
     ),
     "column reading": FastPath(
         f"{_ROBOTS}.groups:read_rules",
+        "read_rules",
         "a group's member lines cut into columns by one regex, sorted by kind in C",
     ),
     "kept URL": FastPath(
         f"{_ROBOTS}.urls:request_path",
+        "request_path",
         "the last URL read and its path kept, for the next question",
     ),
     "clean URL": FastPath(
         f"{_ROBOTS}.urls:_path_of",
+        "path_of",
         "a URL whose path needs no normalising read by one regex",
     ),
     "file decision": FastPath(
         f"{_ROBOTS}.robotstxt:RobotsTxt._decide",
+        "decide",
         "the view's key and the /robots.txt test inlined",
     ),
     "token selection": FastPath(
         f"{_ROBOTS}.robotstxt:RobotsTxt._selected",
+        "selected",
         "groups selected from the flat User-agent columns, no tuple per group",
         "many groups",
     ),
@@ -277,14 +292,16 @@ INPUTS: dict[str, Input] = {
 # --------------------------------------------------------------------------
 
 
-def swap_in_plain(target: str) -> None:
-    """Put ``target``'s plain reference in its place, wherever the package holds it."""
-    module_name, _, qualname = target.partition(":")
+def swap_in_plain(path: FastPath) -> None:
+    """Put ``path``'s plain reference in its place, wherever the package holds it."""
+    from tests.helpers import plain_references
+
+    module_name, _, qualname = path.target.partition(":")
     owner: Any = importlib.import_module(module_name)
     *outer, name = qualname.split(".")
     for part in outer:
         owner = getattr(owner, part)
-    fast, plain = getattr(owner, name), getattr(owner, name + "_plain")
+    fast, plain = getattr(owner, name), getattr(plain_references, path.plain)
     if outer:
         setattr(owner, name, plain)
         return
@@ -330,6 +347,7 @@ def worker(argv: Sequence[str]) -> int:
     import protego  # noqa: F401  (the same imports in every variant)
 
     import scrapy_robotrules.engine.robots  # noqa: F401
+    import tests.helpers.plain_references  # noqa: F401
 
     if workload == CORPUS:
         prepared = _corpus_input(files)
@@ -338,7 +356,7 @@ def worker(argv: Sequence[str]) -> int:
         prepared = INPUTS[workload].build()
         run = INPUTS[workload].run
     if variant not in (IDLE, AS_IS, PROTEGO):
-        swap_in_plain(FAST_PATHS[variant].target)
+        swap_in_plain(FAST_PATHS[variant])
     if variant != IDLE:
         run(prepared)
     print(json.dumps({"workload": workload, "variant": variant}), flush=True)

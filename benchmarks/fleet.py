@@ -64,9 +64,9 @@ from benchmarks._common import (
     render_table,
 )
 from benchmarks._crawler import Crawl, max_rss_bytes, variant_settings
-from benchmarks._docs_tables import recorded, write_recorded
 from benchmarks._fleet_report import FLEET_VARIANTS, fleet_targets, render_fleet, summarise_round
 from benchmarks.sites import ServerError, SitePlan, host_name, log_tail, sites_process
+from tests.helpers.docs_tables import recorded, write_recorded
 from tests.helpers.redisserver import (  # the tests' Redis launchers
     ClusterServers,
     RedisServer,

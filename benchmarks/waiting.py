@@ -32,7 +32,7 @@ from statistics import mean
 from typing import Any
 
 from benchmarks._common import REPO_ROOT, module_command, render_table
-from benchmarks._docs_tables import record, write_recorded
+from tests.helpers.docs_tables import record, write_recorded
 
 PROBES = ("overflow", "stop", "delay")
 VARIANTS = {

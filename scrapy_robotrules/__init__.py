@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy_robotrules.engine.database import RobotRules
 from scrapy_robotrules.engine.operator_tools.site_policies import PolicyError
 from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
 from scrapy_robotrules.engine.robots.agents import AgentMatch
-from scrapy_robotrules.engine.robots.database import RobotRules
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.hostile.automata import set_automaton_bytes
 from scrapy_robotrules.engine.robots.pacing_lines import RequestRate, UtcWindow

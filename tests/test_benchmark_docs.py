@@ -19,9 +19,9 @@ PAGE = REPO_ROOT / "docs" / "benchmarks.rst"
 
 @pytest.fixture
 def tables() -> ModuleType:
-    from benchmarks import _docs_tables
+    from tests.helpers import docs_tables
 
-    return _docs_tables
+    return docs_tables
 
 
 def _recorded_names() -> set[str]:

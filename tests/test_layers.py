@@ -1,10 +1,15 @@
-"""The layers of the Scrapy floor, and no import circle anywhere in the package.
+"""The package's layers, read from its import statements, and no import circle anywhere.
 
-Every import statement counts: those under ``TYPE_CHECKING`` and those inside
-functions too, which a plain import would not run. A module imports only from
-its own layer or the ones below; within a layer, no circle (checked for the
-whole package). And no module imports Twisted's reactor, which a crawl
-without one forbids.
+Every import statement counts: those under ``TYPE_CHECKING`` and those
+inside functions too, which a plain import would not run. The layers run
+from the engine's (``scrapy_robotrules.engine``), which import nothing of
+Scrapy, up through the crawl's (``scrapy_robotrules.crawl``); a module
+imports only from its own layer or the ones below, and within a layer no
+circle (checked for the whole package). The engine's layers import nothing
+from Scrapy, Twisted or w3lib either (checked again by importing the whole
+engine in a fresh interpreter, which is what a user of ``RobotsTxt`` alone
+pays). And no module imports Twisted's reactor, which a crawl without one
+forbids.
 """
 
 from __future__ import annotations
@@ -19,21 +24,50 @@ import pytest
 import scrapy_robotrules
 
 PACKAGE = Path(scrapy_robotrules.__file__).resolve().parent
+ENGINE = "scrapy_robotrules.engine"
 CRAWL = "scrapy_robotrules.crawl"
+OUTSIDE_THE_ENGINE = ("scrapy", "twisted", "w3lib", "parsel", "lxml", "itemadapter")
+"""What no engine module imports: Scrapy and the libraries that come with it."""
 
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base: no part of the floor", ["compat", "exceptions", "signals", "requestmeta"]),
-    ("configuration", ["config"]),
-    ("reporting, and the parser plug-in it hands to robots_parsed", ["reporting", "robotparser"]),
-    ("pacing", ["pacing"]),
-    ("fetching", ["fetching"]),
-    ("holding requests", ["holding"]),
-    ("deciding", ["deciding"]),
-    ("the coordinator", ["manager"]),
-    ("pages", ["pages"]),
-    ("Scrapy-facing", ["addon", "extension", "middleware", "monitors", "scheduler", "sitemaps"]),
+    # The engine's.
+    ("shared by the engine", ["engine.digests", "engine.untrusted", "engine.possessive"]),
+    ("the rules: robots.txt read and decided", ["engine.robots"]),
+    ("page-level rules and usage preferences", ["engine.page", "engine.usage"]),
+    # Stores may import the rules; the rules import neither the stores nor the database.
+    ("the stores", ["engine.stores"]),
+    ("the rules database, over the rules and a store", ["engine.database"]),
+    ("the operator's tools", ["engine.operator_tools"]),
+    ("the command line", ["engine.cli"]),
+    # The crawl's.
+    (
+        "the crawl's base",
+        ["crawl.compat", "crawl.exceptions", "crawl.signals", "crawl.requestmeta"],
+    ),
+    ("configuration", ["crawl.config"]),
+    (
+        "reporting, and the parser plug-in it hands to robots_parsed",
+        ["crawl.reporting", "crawl.robotparser"],
+    ),
+    ("pacing", ["crawl.pacing"]),
+    ("fetching", ["crawl.fetching"]),
+    ("holding requests", ["crawl.holding"]),
+    ("deciding", ["crawl.deciding"]),
+    ("the coordinator", ["crawl.manager"]),
+    ("pages", ["crawl.pages"]),
+    (
+        "Scrapy-facing",
+        [
+            "crawl.addon",
+            "crawl.extension",
+            "crawl.middleware",
+            "crawl.monitors",
+            "crawl.scheduler",
+            "crawl.sitemaps",
+        ],
+    ),
 ]
-"""Lowest first: ``crawl.<name>`` modules and packages. The engine sits below them all."""
+"""Lowest first: modules and packages, named from ``scrapy_robotrules``."""
 
 
 def module_name(path: Path) -> str:
@@ -46,46 +80,53 @@ MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 def imports_of(name: str) -> set[str]:
     """The package's modules ``name`` imports, wherever the statement sits."""
+    return {target for target in every_import_of(name) if target in MODULES} - {name}
+
+
+def every_import_of(name: str) -> set[str]:
+    """Every module ``name`` imports, the package's or not, wherever the statement sits."""
     path = MODULES[name]
     return imported(path.read_text(encoding="utf-8"), name, is_package=path.name == "__init__.py")
 
 
 def imported(text: str, name: str, *, is_package: bool = False) -> set[str]:
+    """The modules ``text`` (of module ``name``) imports, relative imports resolved.
+
+    ``from package import name`` counts as importing both ``package`` and
+    ``package.name``, which may be a module.
+    """
     package = name if is_package else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
+            found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             parts = package.split(".")
             base = parts[: len(parts) - node.level + 1] if node.level else []
             module = ".".join([*base, *filter(None, [node.module])])
-            # ``from package import module`` imports the module.
-            targets = [module, *(f"{module}.{alias.name}" for alias in node.names)]
-        else:
-            continue
-        found.update(target for target in targets if target in MODULES)
-    found.discard(name)
+            found.update([module, *(f"{module}.{alias.name}" for alias in node.names)])
     return found
 
 
 def layer_of(name: str) -> int | None:
-    if not name.startswith(CRAWL + "."):
-        return None
-    top = name.split(".")[2]
+    """The index in :data:`LAYERS` of module ``name``'s layer."""
+    top = ".".join(name.split(".")[1:3])
     for index, (_, members) in enumerate(LAYERS):
         if top in members:
             return index
     return None
 
 
-CRAWL_MODULES = sorted(
-    name for name in MODULES if name.startswith(CRAWL + ".") and name.count(".") >= 2
+LAYERED_MODULES = sorted(
+    name
+    for name in MODULES
+    if name.startswith((ENGINE + ".", CRAWL + ".")) and name.count(".") >= 2
 )
+ENGINE_MODULES = sorted(name for name in MODULES if name.startswith(ENGINE))
 
 
-def test_every_crawl_module_has_a_layer() -> None:
-    assert [name for name in CRAWL_MODULES if layer_of(name) is None] == []
+def test_every_module_of_the_engine_and_the_crawl_has_a_layer() -> None:
+    assert [name for name in LAYERED_MODULES if layer_of(name) is None] == []
 
 
 def test_at_most_a_dozen_modules_sit_directly_in_crawl() -> None:
@@ -93,25 +134,69 @@ def test_at_most_a_dozen_modules_sit_directly_in_crawl() -> None:
     assert len(direct) <= 12, sorted(p.name for p in direct)
 
 
-@pytest.mark.parametrize("name", CRAWL_MODULES)
-def test_no_import_reaches_up_a_layer(name: str) -> None:
+def upward(name: str, targets: set[str]) -> dict[str, str]:
+    """Of the modules ``targets`` that ``name`` imports, those in a higher layer: their layer."""
     own = layer_of(name)
-    assert own is not None
-    upward = {}
-    for target in imports_of(name):
+    assert own is not None, f"{name} is in no layer"
+    found = {}
+    for target in targets:
         theirs = layer_of(target)
         if theirs is not None and theirs > own:
-            upward[target] = LAYERS[theirs][0]
-    assert upward == {}, f"{name} ({LAYERS[own][0]}) imports from above"
+            found[target] = LAYERS[theirs][0]
+    return found
 
 
-def test_the_engine_imports_nothing_of_the_crawl_floor() -> None:
-    offending = {
-        name: sorted(t for t in imports_of(name) if t.startswith(CRAWL))
-        for name in MODULES
-        if name.startswith("scrapy_robotrules.engine")
+@pytest.mark.parametrize("name", LAYERED_MODULES)
+def test_no_import_reaches_up_a_layer(name: str) -> None:
+    found = upward(name, imports_of(name))
+    assert found == {}, f"{name} ({LAYERS[layer_of(name) or 0][0]}) imports from above"
+
+
+def test_an_import_pointing_the_wrong_way_is_found() -> None:
+    # The stores may import the rules, the database both; the rules import
+    # neither, and no engine module imports the crawl's.
+    rules, stores, database = (
+        f"{ENGINE}.robots.groups",
+        f"{ENGINE}.stores.cache",
+        f"{ENGINE}.database",
+    )
+    assert upward(stores, {rules}) == upward(database, {rules, stores}) == {}
+    assert set(upward(rules, {stores, database, f"{CRAWL}.compat"})) == {
+        stores,
+        database,
+        f"{CRAWL}.compat",
     }
-    assert {name: found for name, found in offending.items() if found} == {}
+    assert set(upward(stores, {database})) == {database}
+
+
+def outside_the_engine(names: set[str]) -> set[str]:
+    """Of ``names``, those no engine module imports: Scrapy and its kin, the crawl's modules."""
+    return {
+        name
+        for name in names
+        if name.split(".")[0] in OUTSIDE_THE_ENGINE
+        # The package itself (its version, its public names) is in no layer.
+        or (name in MODULES and name.startswith(CRAWL))
+    }
+
+
+@pytest.mark.parametrize("name", ENGINE_MODULES)
+def test_no_engine_module_imports_scrapy_or_the_crawl_layer(name: str) -> None:
+    assert outside_the_engine(every_import_of(name)) == set()
+
+
+def test_importing_the_whole_engine_loads_no_scrapy() -> None:
+    code = (
+        "import importlib, sys\n"
+        f"for name in {ENGINE_MODULES!r}:\n"
+        "    importlib.import_module(name)\n"
+        f"loaded = sorted(m for m in sys.modules if m.split('.')[0] in {OUTSIDE_THE_ENGINE!r})\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -170,7 +255,25 @@ def test_the_reader_sees_type_only_and_late_imports() -> None:
         "def f():\n    from scrapy_robotrules.crawl import scheduler\n"
     )
     found = imported(text, "scrapy_robotrules.crawl.config.settings")
-    assert found == {CRAWL, f"{CRAWL}.manager", f"{CRAWL}.scheduler"}
+    assert found & set(MODULES) == {CRAWL, f"{CRAWL}.manager", f"{CRAWL}.scheduler"}
+
+
+def test_the_reader_sees_relative_and_late_imports() -> None:
+    text = (
+        "from ...crawl import compat\nfrom ..usage.tdmrep import x\ndef f():\n    import scrapy\n"
+    )
+    names = imported(text, f"{ENGINE}.stores.cache")
+    assert {
+        "scrapy_robotrules.crawl",
+        "scrapy_robotrules.crawl.compat",
+        f"{ENGINE}.usage.tdmrep",
+        "scrapy",
+    } <= names
+    assert outside_the_engine(names) == {
+        "scrapy_robotrules.crawl",
+        "scrapy_robotrules.crawl.compat",
+        "scrapy",
+    }
 
 
 def test_no_module_of_the_package_imports_the_reactor() -> None:

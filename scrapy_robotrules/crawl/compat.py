@@ -3,7 +3,7 @@
 The package supports Scrapy 2.13.4 to the newest release (see
 docs/compatibility.rst). What changed between those versions, and what only a
 private or undocumented attribute gives, is read here and nowhere else;
-``tests/test_compat.py`` checks each function against the installed
+``tests/crawl/test_compat.py`` checks each function against the installed
 Scrapy's real objects, so a release that breaks one fails there first.
 Each function says which versions take which path (by feature detection).
 The crawl's loop is read here too, in each mode Scrapy runs a crawl in: the
@@ -11,8 +11,6 @@ asyncio reactor (Scrapy's default), Twisted's default reactor, or no reactor
 at all (``TWISTED_REACTOR_ENABLED = False``, Scrapy 2.15+), where importing
 ``twisted.internet.reactor`` is forbidden: timers, sleeps and threads that
 work in each.
-
-SPEC: none (Scrapy's internals, for the parts that hold SPEC 6 and 8).
 """
 
 from __future__ import annotations
@@ -172,7 +170,8 @@ async def send_signal(crawler: Crawler, signal: object, **kwargs: Any) -> None:
 
     2.14+: ``signals.send_catch_log_async()``; 2.13: ``send_catch_log_deferred()``.
     Not at all without a receiver (PyDispatcher's, for ``signals.sender``): a
-    send costs tens of thousands of instructions, one per robots.txt fetched.
+    send is costly even with no one to hear it, and there is one for every
+    robots.txt fetched.
     """
     if next(iter(getAllReceivers(crawler.signals.sender, signal)), None) is None:
         return

@@ -69,7 +69,7 @@ from scrapy_robotrules.crawl.requestmeta import (
     Carried,
     origin_for,
 )
-from scrapy_robotrules.engine.robots.database import RobotRules
+from scrapy_robotrules.engine.database import RobotRules
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt, is_robots_path
 from scrapy_robotrules.engine.robots.urls import request_path

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from scrapy_robotrules.engine.digests import sha256_of
 from tests.helpers.cli import run_binary
 from tests.helpers.crawling import RecordingSpider, async_test, run_spider
 from tests.helpers.mockserver import MockServer, Reply

@@ -204,7 +204,8 @@ def two_word_line(key: st.SearchStrategy[str], value: st.SearchStrategy[str]) ->
 
 
 def _no_empty_query_in_absolute_url(value: str) -> bool:
-    # Left open by the spec, so kept out of the random search (tests/reference.py docstring):
+    # Left open by the spec, so kept out of the random search (see the docstring of
+    # tests/helpers/reference.py):
     # the oracle reads 'Disallow: http://example.com/a?' as '/a?' (like 'Disallow: /a?'),
     # the package as '/a'.
     written = value.split("#", 1)[0].rstrip(" ")

@@ -2,7 +2,7 @@
 
 The work is counted in its own units, never timed: buckets walked and rows
 tried by a check, rules ranked and lines read again by a first check,
-passes over a group's lines, searches of a file's text, group ends read to
+searches of a file's text, group ends read to
 select groups, URLs read, searches of an index. Inputs and data are
 instrumented to count them (list and str subclasses, wrapped compiled
 patterns), so a check that walked every bucket, or read a line again per
@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.robots import groups, reading, robotstxt, signal_lines, urls
 from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES, strategy_for
-from scrapy_robotrules.engine.robots.reading import member_columns
 from scrapy_robotrules.engine.robots.rule_index import RuleIndex
 from tests.helpers.differential import SCALE
 
@@ -91,40 +90,6 @@ def test_wildcard_buckets_decide_as_the_patterns_do() -> None:
     }
     for path, allowed in expected.items():
         assert robots.allowed(path, "bot", MOST_SPECIFIC) is allowed, path
-
-
-class Columns(list[bytes | None]):
-    """A group's member columns that count the strided passes taken over them."""
-
-    passes = 0
-
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, slice):
-            self.passes += 1
-        return super().__getitem__(key)
-
-
-def test_a_group_is_read_in_four_passes_over_its_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The columns of star rules and of other member lines are gathered at
-    # their lines, not copied whole: a pass over a large group costs more
-    # than reading its few such lines.
-    made: list[Columns] = []
-
-    def counted(body: bytes) -> Columns:
-        made.append(Columns(member_columns(body)))
-        return made[-1]
-
-    monkeypatch.setattr(groups, "member_columns", counted)
-    plain = "".join(f"Disallow: /p{i}/\nAllow: /p{i}/ok\n" for i in range(50))
-    mixed = plain + "Disallow: /*.php$\nCrawl-delay: 5\nDisallow: /a/*/b*c\n"
-    for body in (plain, mixed):
-        robots = RobotsTxt.parse("User-agent: *\n" + body)
-        assert not robots.allowed("/p7/x", "bot")
-        assert robots.allowed("/p7/ok", "bot")
-        assert made[-1].passes == 4
-    assert not robots.allowed("/x.php", "bot")
-    assert not robots.allowed("/a/x/by/c", "bot")
-    assert robots.crawl_delay("bot") == 5
 
 
 class Passes(tuple[str, ...]):

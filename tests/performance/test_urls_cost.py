@@ -15,13 +15,14 @@ from collections.abc import Callable
 import pytest
 
 from scrapy_robotrules.engine.robots import urls
-from scrapy_robotrules.engine.robots.urls import _normalize_long_plain, _to_octets, normalize
+from scrapy_robotrules.engine.robots.urls import _to_octets, normalize
+from tests.helpers import plain_references
 
 pytestmark = pytest.mark.performance
 
 
 def by_runs(text: str) -> str:
-    return _normalize_long_plain(_to_octets(text))
+    return plain_references.normalize_long(_to_octets(text))
 
 
 ADVERSARIAL = {

@@ -1,4 +1,1 @@
-"""Configuration: the ROBOTRULES_* settings read and checked, operator settings, site policies.
-
-SPEC: none of its own; see its modules.
-"""
+"""Configuration: the ROBOTRULES_* settings read and checked, operator settings, site policies."""

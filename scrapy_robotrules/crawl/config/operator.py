@@ -6,9 +6,9 @@
 accept) and ``ROBOTRULES_AUDIT_BUFFER`` (audit lines held in memory at most).
 Read through :mod:`.config.table`, which checks them with every other
 setting before the crawl: a bad value stops it with
-:class:`RobotRulesSettingError`, whose message names the setting.
-
-SPEC: none (what is decided does not change; only what is done with it and written).
+:class:`RobotRulesSettingError`, whose message names the setting. The
+mode changes what is done with a decision, and what is written of it,
+never what is decided.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.settings import BaseSettings
 
-    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.database import RobotRules
 
 __all__ = [
     "ACTION_SETTING",

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from scrapy_robotrules.crawl.fetching.tdmrep_files import TdmRepFiles
     from scrapy_robotrules.crawl.pacing.politeness import Politeness
-    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.robots.robotstxt import Decision
     from scrapy_robotrules.engine.stores import Entry
 

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.config.operator import OperatorConfig
     from scrapy_robotrules.crawl.reporting.audit import AuditTrail
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
-    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.database import RobotRules
 
 __all__ = ["SHADOWED", "Verdicts"]
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from scrapy_robotrules.crawl.reporting.audit import AuditTrail
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
-    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Change", "Changes"]

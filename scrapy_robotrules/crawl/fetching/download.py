@@ -171,7 +171,8 @@ class Downloader:
 
         A slow fetch need only give its place up when another waits for
         one: one timer then, for the oldest place, not one per fetch (a
-        timer costs thousands of CPU instructions, one per origin).
+        timer is costly to set and to cancel, and there would be one for
+        every origin).
         """
         places = self._places
         self._give_up_slow()

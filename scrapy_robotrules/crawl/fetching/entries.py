@@ -26,7 +26,7 @@ from scrapy_robotrules.crawl.fetching.bodies import (
     response_headers,
 )
 from scrapy_robotrules.crawl.reporting.log import debug_shown, logger
-from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.robots.fetch_outcomes import (
     Outcome,
     freshness_lifetime,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.fetching.origins import OriginState
     from scrapy_robotrules.crawl.reporting.audit import AuditTrail
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
-    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["FetchRecorder"]

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.pacing.politeness import Politeness
     from scrapy_robotrules.crawl.reporting.audit import AuditTrail
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
-    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Fetches"]
@@ -105,8 +105,8 @@ class Fetches:
             self.report.inc("refreshed")
         # On the next turn of the loop, so that whoever asked is waiting
         # before the fetch can end: an asyncio task's first step runs there
-        # (no timer and no Deferred around it: each costs thousands of CPU
-        # instructions per origin); another reactor's Deferred would run at once.
+        # (no timer and no Deferred around it: either is costly to make, and
+        # would be made for every origin); another reactor's Deferred would run at once.
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

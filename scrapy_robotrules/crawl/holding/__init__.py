@@ -1,4 +1,1 @@
-"""Holding requests: those waiting for their origin's robots.txt, parked in memory or on disk.
-
-SPEC: none of its own; see its modules.
-"""
+"""Holding requests: those waiting for their origin's robots.txt, parked in memory or on disk."""

@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
     from scrapy_robotrules.crawl.pacing.slotwait import SlotWait
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
+    from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.operator_tools.site_policies import Policy
     from scrapy_robotrules.engine.robots.agents import AgentMatch
-    from scrapy_robotrules.engine.robots.database import RobotRules
     from scrapy_robotrules.engine.robots.pacing_lines import RequestRate
     from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
     from scrapy_robotrules.engine.stores import CachedStore, Entry

@@ -1,4 +1,1 @@
-"""Reporting: stats, log lines, signals, the closing summary and the audit trail.
-
-SPEC: none of its own; see its modules.
-"""
+"""Reporting: stats, log lines, signals, the closing summary and the audit trail."""

@@ -37,12 +37,12 @@ from twisted.internet.defer import Deferred
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.values import RobotRulesSettingError, storage_class
 from scrapy_robotrules.crawl.requestmeta import origin_for
+from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.operator_tools.audit_trail import (
     SHADOW,
     change_line,
     fetch_line,
     request_line,
-    sha256_of,
     text_without_credentials,
     url_without_credentials,
 )
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.config.operator import OperatorConfig
     from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
-    from scrapy_robotrules.engine.robots.database import RobotRules
+    from scrapy_robotrules.engine.database import RobotRules
     from scrapy_robotrules.engine.robots.robotstxt import Decision
     from scrapy_robotrules.engine.robots.rule_changes import FileChange as Change
     from scrapy_robotrules.engine.stores import Entry

@@ -30,8 +30,8 @@ def debug_shown() -> bool:
 
     Scrapy leaves loggers' levels unset and gives its handler ``LOG_LEVEL``:
     ``isEnabledFor(DEBUG)`` then holds, and a line no handler shows is still
-    built (about 56,000 CPU instructions). A logger's filter may change a
-    record: with one, the line is made.
+    built, with its record and its formatting, for nothing. A logger's
+    filter may change a record: with one, the line is made.
     """
     if not logger.isEnabledFor(logging.DEBUG):
         return False

@@ -4,8 +4,6 @@ Each command names its file with :func:`add_input_argument` and reads it
 in :func:`opened_input`, so a file that cannot be read is the same usage
 error everywhere (exit status 2, the file's name and the system's reason),
 never a traceback.
-
-SPEC: none (how the command line reads its input).
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from scrapy_robotrules.engine.cli.input_files import add_input_argument, opened_input
+from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.operator_tools.audit_trail import (
     AuditSummary,
     read_lines,
-    sha256_of,
     summarise,
 )
 from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES

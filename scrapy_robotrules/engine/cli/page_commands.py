@@ -1,7 +1,5 @@
 """``robotrules page FILE``: the page-level rules of a saved response, and where each came from.
 
-No SPEC section: page-level rules are outside it (see :mod:`..page.directives`).
-
 The file is an HTTP message (``curl -si URL > page.http``: status line,
 headers, blank line, body; ``curl -siL`` with its several header blocks
 works too, the last one counts) or a bare HTML file. The command is

@@ -13,7 +13,6 @@ it cannot read is counted, never fatal.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
 import math
@@ -23,6 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
+from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.robots.agents import product_token
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.robotstxt import Decision
@@ -39,7 +39,6 @@ __all__ = [
     "fetch_line",
     "read_lines",
     "request_line",
-    "sha256_of",
     "summarise",
     "text_without_credentials",
     "url_without_credentials",
@@ -78,11 +77,6 @@ def url_without_credentials(url: str) -> str:
 def text_without_credentials(text: str) -> str:
     """``text`` (an error message, say) with the userinfo of every URL in it taken out."""
     return _USERINFO.sub(r"\1", text) if "@" in text else text
-
-
-def sha256_of(body: bytes) -> str:
-    """How the trail names a robots.txt body (the store keeps files by the same name)."""
-    return hashlib.sha256(body).hexdigest()
 
 
 def _number(value: float | None, digits: int = 3) -> float | None:

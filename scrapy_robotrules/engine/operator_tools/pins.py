@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from scrapy_robotrules.engine import bounded
+from scrapy_robotrules.engine import untrusted
 from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.stores.naming import REDACTED, redact_url
 
@@ -82,7 +82,7 @@ def _key(key: object) -> str:
     """The origin or host ``key`` names, as the crawl names it; :class:`PinError` if none."""
     if not isinstance(key, str):
         raise PinError(
-            f"{SETTING}: a key must be a host or an origin, not {bounded.shown(key, _SHOWN)}"
+            f"{SETTING}: a key must be a host or an origin, not {untrusted.shown(key, _SHOWN)}"
         )
     if "@" in key:
         raise PinError(
@@ -126,13 +126,13 @@ def _host(host: str, key: str) -> str:
 def _shown(key: str) -> str:
     """``key`` as an error shows it: bounded, its credentials masked as store URLs' are."""
     if "://" not in key and "@" in key:  # a host key's userinfo, masked whole as a URL's is
-        return bounded.shown(f"{REDACTED}@{key.rpartition('@')[2]}", _SHOWN)
-    return bounded.shown(redact_url(key), _SHOWN)
+        return untrusted.shown(f"{REDACTED}@{key.rpartition('@')[2]}", _SHOWN)
+    return untrusted.shown(redact_url(key), _SHOWN)
 
 
 def parse_pins(value: object) -> Pins:
     """``ROBOTRULES_PINNED`` read and checked: a mapping, a JSON object (``-s``), or None."""
-    value = bounded.setting_mapping(
+    value = untrusted.setting_mapping(
         value,
         setting=SETTING,
         error=PinError,
@@ -149,10 +149,10 @@ def parse_pins(value: object) -> Pins:
         site = _key(key)
         if not isinstance(sha, str) or _SHA256.match(sha) is None:
             raise PinError(
-                f"{SETTING}[{bounded.shown(key, _SHOWN)}] must be a SHA-256 in hex (64 characters),"
-                f" not {bounded.shown(sha, _SHOWN)}"
+                f"{SETTING}[{untrusted.shown(key, _SHOWN)}] must be a SHA-256 in hex"
+                f" (64 characters), not {untrusted.shown(sha, _SHOWN)}"
             )
         if site in pins:
-            raise PinError(f"{SETTING} names {bounded.shown(site, _SHOWN)} twice")
+            raise PinError(f"{SETTING} names {untrusted.shown(site, _SHOWN)} twice")
         pins[site] = sha.lower()
     return Pins(pins)

@@ -19,13 +19,13 @@ and the field. Fetching and deciding stay in the crawl layer (SPEC 8).
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
-from scrapy_robotrules.engine import bounded
+from scrapy_robotrules.engine import untrusted
+from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.robots.agents import AGENT_MATCH_STYLES, AgentMatch, product_token
 from scrapy_robotrules.engine.robots.fetch_outcomes import UNAUTHORIZED_CHOICES
 from scrapy_robotrules.engine.robots.precedence import PRECEDENCE_MODES, Precedence
@@ -70,7 +70,7 @@ MAX_AGENT = 1_000
 MAX_DEPTH = 16  # JSON nesting read at most: a policy needs two (host pattern, field)
 MAX_DIGITS = 30  # digits of a JSON whole number read at most: no field takes more
 _SHOWN = 60
-_shown = partial(bounded.shown, limit=_SHOWN)
+_shown = partial(untrusted.shown, limit=_SHOWN)
 """``repr(value)``, cut short: a hostile value must not make a megabyte error line."""
 _WITH_IGNORE = frozenset({"robots", "crawl_delay"})
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
@@ -132,7 +132,7 @@ class Policy:
     @property
     def robots_sha256(self) -> str | None:
         """SHA-256 of the operator's robots.txt, as the audit trail names a file."""
-        return None if self.robots_txt is None else hashlib.sha256(self.robots_txt).hexdigest()
+        return None if self.robots_txt is None else sha256_of(self.robots_txt)
 
     def choose(
         self, agent: str, precedence: Precedence, agent_match: AgentMatch
@@ -375,7 +375,7 @@ def _policy(pattern: str, value: object) -> Policy:
 
 def parse_policies(value: object) -> Policies:
     """``ROBOTRULES_POLICIES`` read and checked: a mapping, a JSON object (``-s``), or None."""
-    value = bounded.setting_mapping(
+    value = untrusted.setting_mapping(
         value,
         setting=SETTING,
         error=PolicyError,

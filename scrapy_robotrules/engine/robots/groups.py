@@ -90,9 +90,10 @@ def _rule_pattern(written: str, robots_url: str | None) -> str | Pattern | None:
 def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRules:
     """The rules of a group's member text ``body``, whose first line is ``body_line``.
 
-    Fast path of :func:`read_rules_plain`: every line cut by one regex
-    into columns (:func:`.member_columns`), sorted by kind in C, with
-    Python work only for the values that need it.
+    Every line cut by one regex into columns (:func:`.member_columns`),
+    sorted by kind in C, with Python work only for the values that need it.
+    A fast path: its plain reference, line by line, each value compiled
+    alone, is in ``tests/helpers/plain_references.py``.
     """
     # The hot loop of a first question to a large file: plain values used
     # as they are when they need no normalising, and sorted by kind as they
@@ -191,32 +192,6 @@ def read_rules(body: bytes, body_line: int, robots_url: str | None) -> GroupRule
     return GroupRules(
         (allow_values, allow_codes), (disallow_values, disallow_codes), wild, starred, many
     )
-
-
-def read_rules_plain(body: bytes, body_line: int, robots_url: str | None) -> GroupRules:
-    """The reference of :func:`read_rules`: line by line, each value compiled alone."""
-    allow: tuple[list[bytes], list[int]] = ([], [])
-    disallow: tuple[list[bytes], list[int]] = ([], [])
-    wild: list[WildRule] = []
-    for offset, start in enumerate(line_starts(body)):
-        found = member_line(body, start)
-        if found is None:
-            continue
-        key, written = found
-        name = KEY_NAMES[key.lower()]
-        if name not in ("allow", "disallow") or not written:
-            continue  # SPEC 4: an empty value is no rule at all.
-        matcher = _rule_pattern(written, robots_url)
-        if matcher is None:
-            continue
-        line, is_allow = body_line + offset, name == "allow"
-        if isinstance(matcher, str):
-            values, codes = allow if is_allow else disallow
-            values.append(matcher.encode())  # normalised: ASCII
-            codes.append(rule_code(line, is_allow))
-        else:
-            wild.append((line, is_allow, matcher))
-    return GroupRules(allow, disallow, wild, StarRules([], [], [], [], [], []), no_many())
 
 
 def _gather(

@@ -220,9 +220,10 @@ class RobotsTxt:
     def _selected(self, agent: str, agent_match: AgentMatch) -> tuple[int, ...]:
         """The groups that apply to ``agent``, as :func:`.select` says.
 
-        Fast path of :meth:`_selected_plain`: in ``token`` style (nearly
-        every crawler), found from the flat ``User-agent`` columns, with no
-        tuple of tokens made per group.
+        In ``token`` style (nearly every crawler), found from the flat
+        ``User-agent`` columns, with no tuple of tokens made per group. A
+        fast path: its plain reference, :func:`.select` over each group's
+        tokens, is in ``tests/helpers/plain_references.py``.
         """
         if agent_match != TOKEN:
             return select(self._tokens(), agent, check_agent_match(agent_match))
@@ -234,10 +235,6 @@ class RobotsTxt:
         ends = self._agent_ends
         at = [bisect_right(ends, j) for j, named in enumerate(tokens) if named == token]
         return tuple(dict.fromkeys(at))
-
-    def _selected_plain(self, agent: str, agent_match: AgentMatch) -> tuple[int, ...]:
-        """The reference of :meth:`_selected`: :func:`.select` over each group's tokens."""
-        return select(self._tokens(), agent, check_agent_match(agent_match))
 
     def _index(self, agent: str, precedence: Precedence, agent_match: AgentMatch) -> RuleIndex:
         key = _view_key(agent, precedence, agent_match)
@@ -279,9 +276,10 @@ class RobotsTxt:
 
         The code of the rule that decides the normalised ``path``
         (:data:`.NO_RULE` when none does; ``/robots.txt`` itself is always
-        allowed, whatever the rules say). Fast path of :meth:`_decide_plain`:
-        the view's key (:func:`_view_key`) and a first look for
-        ``/robots.txt`` written out here, two calls fewer per check.
+        allowed, whatever the rules say). The view's key (:func:`_view_key`)
+        and a first look for ``/robots.txt`` are written out here: every
+        check comes this way. A fast path: its plain reference, which calls
+        both, is in ``tests/helpers/plain_references.py``.
         """
         # The key of _view_key(), inlined: the hot path of every check.
         if precedence == MOST_SPECIFIC and agent_match == TOKEN:
@@ -296,22 +294,6 @@ class RobotsTxt:
         # The same question often comes again at once: allowed() then
         # explain(), or another agent that shares this index. The file
         # keeps its last answer (replaced in one assignment).
-        last = self._last
-        if last[0] is index and last[1] == path:
-            return last[2]
-        code = index.decide(path)
-        self._last = (index, path, code)
-        return code
-
-    def _decide_plain(
-        self, path: str, agent: str, precedence: Precedence, agent_match: AgentMatch
-    ) -> int:
-        """The reference of :meth:`_decide`."""
-        index = self._views.get(_view_key(agent, precedence, agent_match))
-        if index is None:
-            index = self._index(agent, precedence, agent_match)
-        if is_robots_path(path):
-            return NO_RULE
         last = self._last
         if last[0] is index and last[1] == path:
             return last[2]

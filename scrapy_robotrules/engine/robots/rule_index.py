@@ -48,9 +48,10 @@ def _needled_columns(
 ) -> tuple[Needled, list[StarRules], list[ManyStars]]:
     """The rules with a needle, as columns, and the star rules without one left over.
 
-    ``wild`` holds only rules with a needle. Fast path of
-    :func:`_needled_columns_plain`: column by column, with no Python per
-    rule of ``stars`` and ``many`` (a hostile file's tens of thousands).
+    ``wild`` holds only rules with a needle. Column by column, with no
+    Python per rule of ``stars`` and ``many`` (a hostile file's tens of
+    thousands). A fast path: its plain reference, rule by rule, is in
+    ``tests/helpers/plain_references.py``.
     """
     needles = [pattern.needle for _, _, pattern in wild]
     codes = array("i", [rule_code(line, is_allow) for line, is_allow, _ in wild])
@@ -100,44 +101,6 @@ def _needled_columns(
         if not all(kept):
             rest_many.append(columns.picked(list(map(operator.not_, kept))))
     return Needled(needles, codes, priorities, shapes, starts), rest, rest_many
-
-
-def _needled_columns_plain(
-    wild: list[WildRule], stars: Sequence[StarRules], many: Sequence[ManyStars]
-) -> tuple[Needled, list[StarRules], list[ManyStars]]:
-    """The reference of :func:`_needled_columns`: rule by rule."""
-    columns = Needled([], array("i"), [], bytearray(), [])
-
-    def add(needle: str, code: int, priority: int, shape: int, prefix: str) -> None:
-        columns.needles.append(needle)
-        columns.codes.append(code)
-        columns.priorities.append(priority)
-        columns.shapes.append(shape)
-        columns.prefixes.append(prefix)
-
-    for line, allow, pattern in wild:
-        shape = shape_of(pattern)[0]
-        add(pattern.needle, rule_code(line, allow), pattern.priority, shape, pattern.prefix)
-    rest: list[StarRules] = []
-    for group in stars:
-        for line, allow, head, star, piece, anchor in zip(*group, strict=True):
-            if piece:
-                # The pattern's length, "*" and "$" counting one (SPEC 5).
-                priority = len(head) + len(star) + len(piece) + len(anchor)
-                shape = ENDS if anchor else FIND
-                add(piece.decode("ascii"), rule_code(line, allow), priority, shape, head.decode())
-        left = [not piece for piece in group.pieces]
-        if any(left):
-            rest.append(group.picked(left))
-    rest_many: list[ManyStars] = []
-    for rules in many:
-        for line, allow, prefix, needle, priority, shape, _, _ in zip(*rules, strict=True):
-            if needle:
-                add(needle, rule_code(line, allow), priority, shape, prefix)
-        left = [not needle for needle in rules.needles]
-        if any(left):
-            rest_many.append(rules.picked(left))
-    return columns, rest, rest_many
 
 
 class RuleIndex:

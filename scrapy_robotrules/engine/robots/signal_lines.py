@@ -1,10 +1,10 @@
 """robots.txt lines that are signals, not rules: usage preferences and RSL licences.
 
-SPEC: none (these lines go beyond robots.txt; to SPEC 2 they are unknown
-lines, which end no group). ``Content-Usage`` and ``Content-Signal`` (aipref
-attach §3, Cloudflare's Content Signals; meant by :mod:`..usage`) and
-``License`` (RSL 1.0) are read with the file, so every store re-reads them
-with it: a file without any costs a substring search or two.
+These lines go beyond robots.txt: to SPEC 2 they are unknown lines, which
+end no group. ``Content-Usage`` and ``Content-Signal`` (aipref attach §3,
+Cloudflare's Content Signals; meant by :mod:`..usage`) and ``License``
+(RSL 1.0) are read with the file, so every store re-reads them with it: a
+file without any costs a substring search or two.
 """
 
 from __future__ import annotations

@@ -97,8 +97,9 @@ def no_many() -> ManyStars:
 def needs_cutting(rules: StarRules) -> bool:
     """Whether some value needs normalising, or holds several stars.
 
-    Fast path of :func:`needs_cutting_plain`: the values are joined and
-    scanned in C, not tested one by one.
+    The values are joined and scanned in C, not tested one by one. A fast
+    path: its plain reference, value by value, is in
+    ``tests/helpers/plain_references.py``.
     """
     heads = b"".join(rules.prefixes)
     tails = b"".join(rules.pieces)
@@ -108,13 +109,6 @@ def needs_cutting(rules: StarRules) -> bool:
         or b"%" in heads
         or not tails.isascii()
         or not heads.isascii()
-    )
-
-
-def needs_cutting_plain(rules: StarRules) -> bool:
-    """The reference of :func:`needs_cutting`: value by value."""
-    return any(b"%" in head or not head.isascii() for head in rules.prefixes) or any(
-        b"*" in tail or b"%" in tail or not tail.isascii() for tail in rules.pieces
     )
 
 
@@ -129,23 +123,19 @@ def _texts(values: list[bytes]) -> list[str]:
 def _normalised(values: list[bytes]) -> list[bytes]:
     """``values`` normalised as octets.
 
-    Fast path of :func:`_normalised_plain`: a few C calls in all, not a
-    call per value. The values are normalised joined by ``#``: a reserved
-    character, kept as it is, that no escape decodes to and that stops any
-    escape before it, so each value comes out as it would alone. (A rule's
-    value never holds a ``#``: it starts a comment.)
+    A few C calls in all, not a call per value: the values are normalised
+    joined by ``#``, a reserved character, kept as it is, that no escape
+    decodes to and that stops any escape before it, so each value comes
+    out as it would alone. (A rule's value never holds a ``#``: it starts a
+    comment.) A fast path: its plain reference, value by value, is in
+    ``tests/helpers/plain_references.py``.
     """
     if not values:
         return []
     out = normalize_octets(b"#".join(values)).split(b"#")
     if len(out) != len(values):  # never so: the line regex lets no "#" through
-        return _normalised_plain(values)
+        return [normalize_octets(value) for value in values]
     return out
-
-
-def _normalised_plain(values: list[bytes]) -> list[bytes]:
-    """The reference of :func:`_normalised`: value by value."""
-    return [normalize_octets(value) for value in values]
 
 
 def cut_starred(
@@ -235,9 +225,10 @@ def _needle_and_shape(parts: list[str], *, anchor: bool) -> tuple[str, int]:
 def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:
     """Each tail decoded, its pieces normalised, its stars kept.
 
-    Fast path of :func:`_normalised_tails_plain`: the pieces of all tails
-    are normalised at once, joined by ``#`` (see :func:`_normalised`), as
-    the stars would be encoded; they are then joined again by tail.
+    The pieces of all tails are normalised at once, joined by ``#`` (see
+    :func:`_normalised`), as the stars would be encoded; they are then
+    joined again by tail. A fast path: its plain reference, piece by
+    piece, is in ``tests/helpers/plain_references.py``.
     """
     if not tails:
         return []
@@ -252,9 +243,3 @@ def _normalised_tails(tails: list[bytes], counts: list[int]) -> list[str]:
         after[end - 1] = "\n"
     joined = "".join(chain.from_iterable(zip(pieces, after, strict=True)))
     return joined[:-1].split("\n")
-
-
-def _normalised_tails_plain(tails: list[bytes], counts: list[int]) -> list[str]:
-    """The reference of :func:`_normalised_tails`: piece by piece."""
-    texts = (tail.decode("utf-8", "surrogateescape") for tail in tails)
-    return ["*".join(normalize(piece) for piece in text.split("*")) for text in texts]

@@ -166,25 +166,23 @@ def _interleave(cells: list[bytes]) -> str:
 def _literal(octets: bytes) -> str:
     """Octets with no escape in them: kept ones stay, the others are encoded.
 
-    Fast path of :func:`_literal_plain`: long input becomes its three output
-    cells by ``bytes.translate`` and is interleaved, with no call per run.
+    Short input is encoded run by run, by a regex callback; long input
+    becomes its three output cells by ``bytes.translate`` and is
+    interleaved, with no call per run. A fast path: its plain reference,
+    run by run whatever the length, is in
+    ``tests/helpers/plain_references.py``.
     """
     if len(octets) < _LONG:
-        return _literal_plain(octets)
+        return _LITERAL_RUN.sub(_encode_match, octets).decode("ascii")
     return _interleave([octets.translate(table) for table in _LITERAL_CELLS])
-
-
-def _literal_plain(octets: bytes) -> str:
-    """The reference of :func:`_literal`: each run to encode encoded by a regex callback."""
-    return _LITERAL_RUN.sub(_encode_match, octets).decode("ascii")
 
 
 def _normalize_long(octets: bytes) -> str:
     """:func:`normalize` of 512 octets or more, with no Python work per octet or per run.
 
-    Fast path of :func:`_normalize_long_plain`: an adversary's path
-    alternating what is kept and what changes costs the plain form a
-    callback per run.
+    An adversary's path alternating what is kept and what changes would
+    cost a callback per run, read as short input is. A fast path: its
+    plain reference, run by run, is in ``tests/helpers/plain_references.py``.
     """
     escapes = octets.count(b"%")
     if escapes == 0:
@@ -192,11 +190,6 @@ def _normalize_long(octets: bytes) -> str:
     if escapes <= _FEW_ESCAPES:
         return _by_escapes(octets)
     return _many_escapes(octets)
-
-
-def _normalize_long_plain(octets: bytes) -> str:
-    """The reference of :func:`_normalize_long`: run by run, as short input is."""
-    return _OCTET_WORK.sub(_octets, octets).decode("ascii")
 
 
 def _by_escapes(octets: bytes) -> str:
@@ -217,8 +210,9 @@ def _by_escapes(octets: bytes) -> str:
 def _many_escapes(octets: bytes) -> str:
     """Octets holding many ``%``: every escape found and decoded at once.
 
-    Fast path of :func:`_many_escapes_plain`: big-integer masks over the
-    whole input, where the plain form decodes escape by escape.
+    Big-integer masks over the whole input, where :func:`_by_escapes`
+    decodes escape by escape. A fast path: its plain reference is in
+    ``tests/helpers/plain_references.py``.
     """
     size = len(octets)
 
@@ -242,10 +236,6 @@ def _many_escapes(octets: bytes) -> str:
         as_escape = number(octet_of.translate(_ESCAPED_CELLS[cell])) & starts
         cells.append((as_literal | as_escape).to_bytes(size, "big"))
     return _interleave(cells)
-
-
-_many_escapes_plain = _by_escapes
-"""The reference of :func:`_many_escapes`: escape by escape."""
 
 
 # An absolute URL whose path needs no normalisation: the common case, taken
@@ -273,9 +263,9 @@ def request_path(url: str) -> str:
     The same URL is often read again at once: a crawler asks for each of
     its agents, or decides and then explains, or checks for ``/robots.txt``
     first. The last URL read and its path are kept (one pair, for the
-    whole process, replaced in one assignment: safe across threads).
-    Fast path of :func:`request_path_plain`: a URL asked about again at
-    once is not read again.
+    whole process, replaced in one assignment: safe across threads). A
+    fast path: its plain reference, which reads the URL every time, is in
+    ``tests/helpers/plain_references.py``.
     """
     last = _LAST[0]
     if url == last[0]:
@@ -285,26 +275,18 @@ def request_path(url: str) -> str:
     return path
 
 
-def request_path_plain(url: str) -> str:
-    """The reference of :func:`request_path`: the URL read every time it is asked."""
-    return _path_of(url)
-
-
 def _path_of(url: str) -> str:
     """:func:`request_path`'s reading of ``url``.
 
-    Fast path of :func:`_path_of_plain`: an absolute URL whose path needs
-    no normalising (most) is read by one regex, not split then scanned.
+    An absolute URL whose path needs no normalising (most) is read by one
+    regex; any other has its path and query cut out, then normalised. A
+    fast path: its plain reference, which cuts and normalises every URL, is
+    in ``tests/helpers/plain_references.py``.
     """
     clean = CLEAN_URL.fullmatch(url)
-    if clean is None:
-        return _path_of_plain(url)
-    path = clean.group(1)
-    return path if path[:1] == "/" else "/" + path
-
-
-def _path_of_plain(url: str) -> str:
-    """The reference of :func:`_path_of`: path and query cut out, then normalised."""
+    if clean is not None:
+        path = clean.group(1)
+        return path if path[:1] == "/" else "/" + path
     path = url_path_and_query(url)
     if path[:1] != "/":
         path = "/" + path

@@ -22,7 +22,7 @@ from contextlib import suppress
 from functools import partial
 from typing import TypeVar
 
-from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.reading import DEFAULT_MAX_SIZE
 from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt

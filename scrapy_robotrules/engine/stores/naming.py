@@ -1,6 +1,6 @@
 """How a store is named: ``ROBOTRULES_STORE`` values, and showing them without secrets.
 
-No SPEC section: where rules are kept is a setting (docs/reference/settings.rst), not behaviour.
+The values are those docs/reference/settings.rst describes.
 """
 
 from __future__ import annotations

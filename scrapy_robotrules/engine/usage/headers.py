@@ -1,10 +1,9 @@
 """Usage preferences in response headers: ``Content-Usage`` and ``Content-Signal`` lines read.
 
-No SPEC section: usage preferences are outside it. A ``Content-Usage`` header
-is metadata of its response (aipref attach §2): its lines are one RFC 9651
-field. ``Content-Signal`` (and the plural ``Content-Signals`` some sites
-send) lines are statements each. TDMRep's headers (§6.2) are in
-:mod:`.tdmrep`.
+A ``Content-Usage`` header is metadata of its response (aipref attach §2):
+its lines are one RFC 9651 field. ``Content-Signal`` (and the plural
+``Content-Signals`` some sites send) lines are statements each. TDMRep's
+headers (§6.2) are in :mod:`.tdmrep`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
 """Usage preferences for one URL and purpose: robots.txt's rules, headers and TDMRep combined.
 
-No SPEC section of its own: the robots.txt side builds on the SPEC 5 and 7
-decision. Three families of signals, read as their current texts say
-(:mod:`.vocabulary` reads one statement, :mod:`.tdmrep` the W3C TDMRep
-file, headers and meta tags): robots.txt ``Content-Usage`` and
-``Content-Signal`` rules apply where crawling is allowed, the longest
-matching path of each kind winning (attach §3.1, of the drafts named in
-:data:`.AIPREF_DRAFTS`). robots.txt ``License`` lines (RSL 1.0) are shown
-with the view, never enforced.
+The robots.txt side builds on the SPEC 5 and 7 decision. Three families
+of signals, read as their current texts say (:mod:`.vocabulary` reads one
+statement, :mod:`.tdmrep` the W3C TDMRep file, headers and meta tags):
+robots.txt ``Content-Usage`` and ``Content-Signal`` rules apply where
+crawling is allowed, the longest matching path of each kind winning
+(attach §3.1, of the drafts named in :data:`.AIPREF_DRAFTS`). robots.txt
+``License`` lines (RSL 1.0) are shown with the view, never enforced.
 
 Each purpose (:data:`PURPOSES`) comes out allowed, disallowed or unknown,
 with the statements behind it. Several statements on one purpose combine as

@@ -1,9 +1,9 @@
 """Structured-field dictionaries (RFC 9651 §3.2, parsed as §4.2.2 says): ``Content-Usage`` syntax.
 
-No SPEC section: usage preferences are outside it (draft-ietf-aipref-vocab
-§4 names this syntax). Hostile values cost little: at most :data:`MAX_VALUE_CHARS` characters
-and :data:`MAX_MEMBERS` members are read, and an invalid value is a
-``ValueError`` saying why, never another exception.
+draft-ietf-aipref-vocab §4 names this syntax. Hostile values cost little:
+at most :data:`MAX_VALUE_CHARS` characters and :data:`MAX_MEMBERS`
+members are read, and an invalid value is a ``ValueError`` saying why,
+never another exception.
 """
 
 from __future__ import annotations

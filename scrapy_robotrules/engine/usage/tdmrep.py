@@ -1,7 +1,5 @@
 """W3C TDMRep: ``/.well-known/tdmrep.json``, the ``tdm-reservation`` headers and meta tags.
 
-No SPEC section (usage preferences are outside it).
-
 TDM Reservation Protocol, Community Group final report of 10 May 2024
 (not a W3C Standard). Section numbers are the report's:
 

@@ -1,15 +1,14 @@
 """The vocabulary of usage preferences: purposes, statements, and reading one statement's value.
 
-No SPEC section: usage preferences are outside it. Two vocabularies are
-read: IETF AI Preferences (the drafts of :data:`AIPREF_DRAFTS`: ``train-ai``
-and ``search``, ``y``/``n`` in a structured-field dictionary, vocab §4 and
-§6) and Cloudflare's Content Signals (:data:`CONTENT_SIGNALS_TEXT`:
-``search=yes, ai-train=no, ai-input=yes``, and the looser forms sites
-write), from robots.txt rules and from response headers (attach §2; read by
-:mod:`.headers`). Labels outside the vocabularies are kept as data
-(``bots=n`` of earlier aipref drafts, Content Signals' ``use``), never read
-as a purpose; a value that cannot be read means "unknown", which is no
-consent; nothing raises.
+Two vocabularies are read: IETF AI Preferences (the drafts of
+:data:`AIPREF_DRAFTS`: ``train-ai`` and ``search``, ``y``/``n`` in a
+structured-field dictionary, vocab §4 and §6) and Cloudflare's Content
+Signals (:data:`CONTENT_SIGNALS_TEXT`: ``search=yes, ai-train=no,
+ai-input=yes``, and the looser forms sites write), from robots.txt rules
+and from response headers (attach §2; read by :mod:`.headers`). Labels
+outside the vocabularies are kept as data (``bots=n`` of earlier aipref
+drafts, Content Signals' ``use``), never read as a purpose; a value that
+cannot be read means "unknown", which is no consent; nothing raises.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from scrapy.extensions.feedexport import FileFeedStorage
 
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.reporting.audit import AuditWriter
-from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from scrapy_robotrules.engine.digests import sha256_of
 from tests.helpers.cli import run
 from tests.helpers.crawling import (
     USERINFO,

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from scrapy_robotrules.engine.operator_tools.audit_trail import fetch_line, request_line, sha256_of
+from scrapy_robotrules.engine.digests import sha256_of
+from scrapy_robotrules.engine.operator_tools.audit_trail import fetch_line, request_line
 from scrapy_robotrules.engine.robots.robotstxt import Decision, RobotsTxt
 from tests.helpers.cli import run
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.operator_tools.audit_trail import (
     MAX_LINE,
     MAX_TEXT,
     fetch_line,
     read_lines,
     request_line,
-    sha256_of,
     summarise,
     text_without_credentials,
     url_without_credentials,

@@ -61,6 +61,21 @@ def test_rules_of_several_stars_are_read_in_bulk(monkeypatch: pytest.MonkeyPatch
     assert robots.explain("/%C3%A9/x/y", "bot").rule is not None
 
 
+def test_a_large_group_with_a_few_other_lines_decides_as_written() -> None:
+    # Plain rules read in columns, among them a few star rules and a
+    # Crawl-delay, gathered at their lines.
+    plain = "".join(f"Disallow: /p{i}/\nAllow: /p{i}/ok\n" for i in range(50))
+    mixed = plain + "Disallow: /*.php$\nCrawl-delay: 5\nDisallow: /a/*/b*c\n"
+    for body in (plain, mixed):
+        robots = RobotsTxt.parse("User-agent: *\n" + body)
+        assert not robots.allowed("/p7/x", "bot")
+        assert robots.allowed("/p7/ok", "bot")
+    assert not robots.allowed("/x.php", "bot")
+    assert robots.allowed("/x.php?", "bot")
+    assert not robots.allowed("/a/x/by/c", "bot")
+    assert robots.crawl_delay("bot") == 5
+
+
 def test_escaped_plain_values_are_plain_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     read = counting_reads(monkeypatch)
     robots = RobotsTxt.parse(b"User-agent: *\nDisallow: /a%7eb\nAllow: /a%7eb/\xc3\xa9\n")

@@ -1,4 +1,4 @@
-"""Differential tests: scrapy_robotrules.RobotsTxt against the oracle in tests/reference.py.
+"""Differential tests: scrapy_robotrules.RobotsTxt against the oracle in tests/helpers/reference.py.
 
 Random, structured robots.txt files (groups, agents in several spellings, rules
 from a small alphabet full of the characters that matter: ``% * $ ? ; =``,
@@ -90,7 +90,7 @@ def test_package_agrees_with_reference_on_patterns(
 # Hand-picked edge cases, decided by both in every mode and agent style.
 #
 # Deliberately NOT here, because the spec leaves them open and the oracle's choice
-# (see the tests/reference.py docstring) is no better than another: Crawl-delay
+# (see the tests/helpers/reference.py docstring) is no better than another: Crawl-delay
 # '1e1', '+2' and '-0'; 'Disallow: http://host/a?' (empty query); 'User-agent: **';
 # a bare URL '//a/b'.
 

@@ -1,8 +1,8 @@
-"""The engine's fast paths answer as the plain references beside them.
+"""The engine's fast paths answer as their plain references.
 
-Each fast path of the robots engine keeps its plain reference in the same
-module, named as it is with ``_plain`` added (``benchmarks/fast_paths.py``
-lists them and counts what each saves). Each test here asks both the same
+Each fast path of the robots engine has a plain reference, kept in
+``tests/helpers/plain_references.py`` (``benchmarks/fast_paths.py`` counts
+what each fast path saves over it). Each test here asks both the same
 questions, on generated inputs and edge cases, and requires the same
 answers. The percent-normalisation of long input is compared in
 ``test_urls.py``. Also: the most specific plain rule found at the longest
@@ -12,42 +12,30 @@ default mode against views asked in other modes.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from typing import Any
 from unittest import mock
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robotrules import AgentMatch, Precedence, RobotsTxt
 from scrapy_robotrules.engine.robots import robotstxt
 from scrapy_robotrules.engine.robots.agents import AGENT_MATCH_STYLES
-from scrapy_robotrules.engine.robots.groups import read_rules, read_rules_plain
+from scrapy_robotrules.engine.robots.groups import read_rules
 from scrapy_robotrules.engine.robots.precedence import (
     MOST_SPECIFIC,
     PRECEDENCE_MODES,
     PrecedenceStrategy,
 )
-from scrapy_robotrules.engine.robots.rule_index import _needled_columns, _needled_columns_plain
+from scrapy_robotrules.engine.robots.rule_index import _needled_columns
 from scrapy_robotrules.engine.robots.star_columns import (
     StarRules,
     _normalised,
-    _normalised_plain,
     _normalised_tails,
-    _normalised_tails_plain,
     needs_cutting,
-    needs_cutting_plain,
 )
-from scrapy_robotrules.engine.robots.urls import (
-    RESERVED,
-    UNRESERVED,
-    _path_of,
-    _path_of_plain,
-    request_path,
-    request_path_plain,
-)
+from scrapy_robotrules.engine.robots.urls import RESERVED, UNRESERVED, _path_of, request_path
+from tests.helpers import plain_references
 from tests.helpers.differential import (
     ROBOTS_URLS,
     SCALE,
@@ -155,26 +143,6 @@ def test_the_view_of_the_default_mode_is_not_taken_for_another() -> None:
         assert robots.explain("/a", "FooBot", mode, style).allowed is allowed, (style, mode)
 
 
-def _fast_paths() -> dict[str, Any]:
-    from benchmarks.fast_paths import FAST_PATHS
-
-    return dict(FAST_PATHS)
-
-
-@pytest.mark.parametrize("name", list(_fast_paths()))
-def test_each_fast_path_measured_has_its_plain_reference_beside_it(name: str) -> None:
-    module_name, _, qualname = _fast_paths()[name].target.partition(":")
-    owner: Any = importlib.import_module(module_name)
-    *outer, attribute = qualname.split(".")
-    for part in outer:
-        owner = getattr(owner, part)
-    fast, plain = getattr(owner, attribute), getattr(owner, attribute + "_plain")
-    assert fast is not plain
-    # The fast form says what it stands for, and why it exists.
-    said = " ".join((inspect.getdoc(fast) or "").split())
-    assert f"Fast path of :{'meth' if outer else 'func'}:`{attribute}_plain`" in said
-
-
 # Rule values as the line regex cuts them (no "#": it starts a comment), or any octets.
 VALUE_PIECES = [
     "/",
@@ -208,7 +176,7 @@ cut_values = st.one_of(
 @example(values=[b"%", b"41"])
 @example(values=[b"\xc3", b"\xa9"])  # nor a character's octets
 def test_values_normalised_together_as_one_by_one(values: list[bytes]) -> None:
-    assert _normalised(values) == _normalised_plain(values)
+    assert _normalised(values) == plain_references.normalised(values)
 
 
 @FAST
@@ -223,7 +191,7 @@ def test_values_to_cut_are_found_as_one_by_one(prefixes: list[bytes], data: Any)
     rules = StarRules(
         lines, [False] * len(lines), prefixes, [b"*"] * len(lines), pieces, [b""] * len(lines)
     )
-    assert needs_cutting(rules) is needs_cutting_plain(rules)
+    assert needs_cutting(rules) is plain_references.needs_cutting(rules)
 
 
 # What the line regex lets through after a first star: kept characters but "#",
@@ -244,7 +212,8 @@ cut_tails = st.one_of(
 @example(tails=[b"a*\xc3", b"\xa9*"])
 def test_tails_normalised_together_as_piece_by_piece(tails: list[bytes]) -> None:
     counts = [tail.count(b"*") + 1 for tail in tails]
-    assert _normalised_tails(tails, counts) == _normalised_tails_plain(tails, counts)
+    expected = plain_references.normalised_tails(tails, counts)
+    assert _normalised_tails(tails, counts) == expected
 
 
 # Many wildcard rules of one star or several, with and without a needle,
@@ -273,7 +242,9 @@ def test_automaton_columns_made_as_rule_by_rule(lines: list[str], robots_url: st
     rules = read_rules(body, 2, robots_url)
     wild = [rule for rule in rules.wild if rule[2].needle]
     columns, rest, rest_many = _needled_columns(wild, [rules.stars], [rules.many])
-    plain, plain_rest, plain_rest_many = _needled_columns_plain(wild, [rules.stars], [rules.many])
+    plain, plain_rest, plain_rest_many = plain_references.needled_columns(
+        wild, [rules.stars], [rules.many]
+    )
     assert columns == plain
     # The same rules left over (a group left empty or not).
     assert [group for group in rest if group.lines] == plain_rest
@@ -293,7 +264,7 @@ def test_rules_read_in_columns_decide_as_read_line_by_line(
     for body, line in zip(fast._bodies, fast._body_lines, strict=True):
         by_columns, by_lines = (
             read_rules(body, line, robots_url),
-            read_rules_plain(body, line, robots_url),
+            plain_references.read_rules(body, line, robots_url),
         )
         # The same plain prefix rules; the others, all wildcard rules, decide alike below.
         for columns, lines in (
@@ -303,7 +274,7 @@ def test_rules_read_in_columns_decide_as_read_line_by_line(
             assert sorted(zip(*columns, strict=True)) == sorted(zip(*lines, strict=True))
     questions = [(url, mode) for url in asked for mode in PRECEDENCE_MODES]
     decisions = [fast.explain(url, "FooBot", mode) for url, mode in questions]
-    with mock.patch.object(robotstxt, "read_rules", read_rules_plain):
+    with mock.patch.object(robotstxt, "read_rules", plain_references.read_rules):
         expected = [plain.explain(url, "FooBot", mode) for url, mode in questions]
     assert [(d.allowed, d.rule) for d in decisions] == [(d.allowed, d.rule) for d in expected]
 
@@ -315,7 +286,8 @@ def test_rules_read_in_columns_decide_as_read_line_by_line(
 def test_the_url_kept_reads_as_the_url_read_again(asked: list[str]) -> None:
     # Each URL, and each asked twice in a row.
     twice = [url for url in asked for _ in range(2)]
-    assert [request_path(url) for url in twice] == [request_path_plain(url) for url in twice]
+    expected = [plain_references.request_path(url) for url in twice]
+    assert [request_path(url) for url in twice] == expected
 
 
 @FAST
@@ -327,7 +299,7 @@ def test_the_url_kept_reads_as_the_url_read_again(asked: list[str]) -> None:
 @example(url="//host/x")
 @example(url="/robots.txt")
 def test_a_clean_url_reads_as_the_plain_reading(url: str) -> None:
-    assert _path_of(url) == _path_of_plain(url)
+    assert _path_of(url) == plain_references.path_of(url)
 
 
 @FAST
@@ -350,9 +322,8 @@ def test_the_file_decides_as_its_plain_decision(
     fast, plain = RobotsTxt.parse(content), RobotsTxt.parse(content)
     for url, agent, mode, style in asked:
         path = request_path(url)
-        assert fast._decide(path, agent, mode, style) == plain._decide_plain(
-            path, agent, mode, style
-        )
+        expected = plain_references.decide(plain, path, agent, mode, style)
+        assert fast._decide(path, agent, mode, style) == expected
 
 
 @settings(max_examples=200 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -365,4 +336,4 @@ def test_groups_selected_from_columns_are_those_select_names(
     content: str | bytes, agent: str, style: AgentMatch
 ) -> None:
     robots = RobotsTxt.parse(content)
-    assert robots._selected(agent, style) == robots._selected_plain(agent, style)
+    assert robots._selected(agent, style) == plain_references.selected(robots, agent, style)

@@ -1,4 +1,4 @@
-"""Validate the test oracle (tests/reference.py) against every conformance vector."""
+"""Validate the test oracle (tests/helpers/reference.py) against every conformance vector."""
 
 from __future__ import annotations
 

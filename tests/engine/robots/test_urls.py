@@ -2,9 +2,10 @@
 
 Paths of 512 octets and more take ``urls._normalize_long``: each octet is
 handled by ``bytes.translate`` tables and big-integer bit operations. These
-tests compare it, and its parts, with their plain references beside them
-(``_normalize_long_plain``, run by run as short input goes;
-``_many_escapes_plain``, escape by escape; ``_literal_plain``, run by run).
+tests compare it, and its parts, with their plain references
+(``tests/helpers/plain_references.py``: ``normalize_long``, run by run as
+short input goes; ``many_escapes``, escape by escape; ``literal``, run by
+run).
 What the fast forms save is bounded in ``tests/performance``.
 """
 
@@ -18,17 +19,15 @@ from hypothesis import strategies as st
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.robots.urls import (
     _literal,
-    _literal_plain,
     _many_escapes,
-    _many_escapes_plain,
     _normalize_long,
-    _normalize_long_plain,
     _origin_by_urlsplit,
     _to_octets,
     normalize,
     normalize_octets,
     origin_of,
 )
+from tests.helpers import plain_references
 
 PIECES = [
     "a",
@@ -62,7 +61,7 @@ PIECES = [
 
 
 def by_runs(text: str) -> str:
-    return _normalize_long_plain(_to_octets(text))
+    return plain_references.normalize_long(_to_octets(text))
 
 
 @settings(max_examples=300, deadline=None)
@@ -93,7 +92,7 @@ def test_long_input_of_any_text(text: str) -> None:
 @example(["\udcff%7e"], 3)
 def test_escapes_decoded_at_once_as_escape_by_escape(pieces: list[str], repeat: int) -> None:
     octets = _to_octets("".join(pieces) * (1 + repeat * 20))
-    assert _many_escapes(octets) == _many_escapes_plain(octets)
+    assert _many_escapes(octets) == plain_references.many_escapes(octets)
 
 
 @settings(max_examples=300, deadline=None)
@@ -108,7 +107,7 @@ def test_escapes_decoded_at_once_as_escape_by_escape(pieces: list[str], repeat: 
 @example(["\x00", "😀"], 3)
 def test_text_without_escapes_encoded_at_once_as_run_by_run(pieces: list[str], repeat: int) -> None:
     octets = _to_octets("".join(pieces) * (1 + repeat * 20))
-    assert _literal(octets) == _literal_plain(octets)
+    assert _literal(octets) == plain_references.literal(octets)
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,4 +1,4 @@
-"""Compiled automata of all files, in one process-wide budget of bytes (no SPEC section).
+"""Compiled automata of all files, in one process-wide budget of bytes.
 
 An Aho-Corasick automaton over a hostile file's literals holds ten times
 the file's size, outside Python's objects. A file keeps its literals as one

@@ -1,4 +1,4 @@
-"""How the automaton reads a path: overlapping pieces, each text once (no SPEC).
+"""How the automaton reads a path: overlapping pieces, each text once.
 
 A run of one character, or text repeating every few characters, is many
 equal pieces: read once, where the text is last, they are not hundreds of

@@ -41,13 +41,13 @@ WINDOWS = 2 * SHORT_PATH
 BUILD_WINDOWS_PER_CHAR = 0.75
 """Windows looked up that cost as much as one character of needles built into the automaton.
 
-Timed (best of five, 500 KiB hostile files): a window costs 100 to 115 ns,
-the automaton 47 to 103 ns per character of its needles (the most for
-random ASCII letters, the least for percent-encoded ones, whose escapes
-share their states): 0.46 to 0.99 windows per character, so this estimate
-is off by less than a factor of 1.7 either way. (Callgrind's instruction
-counts say 0.23 to 0.37: the construction runs fewer instructions a
-nanosecond than the lookups, so time, not instructions, calibrates this.)"""
+Measured on hostile files: a character of needles costs the automaton
+about half a window to a whole one (the most for random letters, the
+least for percent-encoded needles, whose escapes share their states), so
+this estimate is off by less than a factor of two either way. Calibrated
+by time: counted in CPU instructions, building the automaton looks
+cheaper than it is, since it runs fewer of them in the same time than the
+lookups do."""
 # What a needle weighs in the dict and its list, besides its characters (an upper estimate).
 _BYTES_PER_NEEDLE = 160
 

@@ -9,8 +9,6 @@ cut short, never a megabyte line, and never an exception of their own.
 A setting that is a table of entries (a dict, or a JSON object) is read as
 one and bounded in entries by :func:`setting_mapping`, before its entries
 are checked one by one.
-
-SPEC: none (how settings are read, not what is decided).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from scrapy_robotrules.engine.operator_tools.audit_trail import sha256_of
+from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.robots.agents import TOKEN, AgentMatch, check_agent_match
 from scrapy_robotrules.engine.robots.fetch_outcomes import DEFAULT_MAX_AGE, Outcome
 from scrapy_robotrules.engine.robots.hostile.automata import set_automaton_bytes

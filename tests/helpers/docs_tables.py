@@ -1,5 +1,8 @@
 """The benchmark tables of the documentation, written by the benchmarks themselves.
 
+Here, not in ``benchmarks/``, so that ``tests/test_benchmark_docs.py``
+checks the writing without importing a benchmark.
+
 Each table of ``docs/benchmarks.rst`` sits between two comment lines::
 
     .. benchmark-table: engine
@@ -14,7 +17,7 @@ recorded table with that table (a ``list-table``) and a line saying which
 command wrote it, and when. A run's ``--json`` result keeps the same tables
 under ``docs_tables``, so that a saved result can be written later::
 
-    python -m benchmarks._docs_tables RESULT.json
+    python -m tests.helpers.docs_tables RESULT.json
 
 No figure of those tables is typed by hand.
 """
@@ -29,7 +32,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.rst"
+from tests.helpers import REPO_ROOT
+
+DOCS_PAGE = REPO_ROOT / "docs" / "benchmarks.rst"
 
 _RECORDED: dict[str, dict[str, Any]] = {}
 """The tables this run printed, by name: ``{"headers": [...], "rows": [[...], ...]}``."""
@@ -103,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write the tables of saved ``--json`` results into the documentation."""
     paths = list(sys.argv[1:] if argv is None else argv)
     if not paths:
-        print("usage: python -m benchmarks._docs_tables RESULT.json...", file=sys.stderr)
+        print("usage: python -m tests.helpers.docs_tables RESULT.json...", file=sys.stderr)
         return 2
     for path in paths:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
