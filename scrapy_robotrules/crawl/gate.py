@@ -43,7 +43,7 @@ from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.exceptions import DropReason, RobotsTxtUnreachable
-from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED, PARKED, RULES, same_rules
+from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED, PARKED, carry, same_rules
 from scrapy_robotrules.engine.stores.memory import WeightedLRU
 
 if TYPE_CHECKING:
@@ -93,16 +93,16 @@ class Gate:
         """
         url = request.url
         answer = self._answers.get(url)
-        carried = None if answer is None else answer[5]
+        carried = None if answer is None else answer.carried
         if carried is not None:
             meta = request.meta
             if (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt")) and (
-                same_rules(self._held(carried[1]), carried[3])
+                same_rules(self._held(carried.origin), carried.generation)
                 # No User-Agent of its own to ask about instead of the crawler's.
                 and not (self._request_agents and compat.request_header(request, _AGENT))
             ):
                 meta[OFFERED] = meta[DECIDED] = url
-                meta[RULES] = carried
+                carry(meta, carried)
                 report = self._report
                 report.allowed_again += 1
                 if report.flush_call is None:

@@ -64,9 +64,10 @@ from scrapy_robotrules.crawl.pacing.slotwait import SlotWait
 from scrapy_robotrules.crawl.reporting.audit import AuditTrail
 from scrapy_robotrules.crawl.reporting.reporter import Reporter
 from scrapy_robotrules.crawl.requestmeta import (
-    RULES,
     STALE,
     Carried,
+    carried_in,
+    carry,
     origin_for,
 )
 from scrapy_robotrules.engine.robots.database import RobotRules
@@ -301,9 +302,9 @@ class RobotsManager:
         """
         if self.refresh_due(request):
             return None
-        carried: Carried | None = request.meta.get(RULES)
-        if carried is not None and carried[0] == request.url and self.carrier.same_entry(carried):
-            state = self.origins.get(carried[1])
+        carried = carried_in(request.meta)
+        if carried is not None and carried.url == request.url and self.carrier.same_entry(carried):
+            state = self.origins.get(carried.origin)
             if state is not None and state.fetching:
                 return None  # sent back for its wait in its slot's queue (slotwait.py)
         return self.decide_now(request)
@@ -319,14 +320,14 @@ class RobotsManager:
         meta = request.meta
         policy = self.policies.for_origin(origin) if self.policies.any else None
         if policy is not None and (policy.ignore or policy.robots_txt is not None):
-            meta[RULES] = (url, origin, None, None, None, None)
+            carry(meta, Carried.undecided(url, origin))
             db = self.db
             agent = self.politeness.agent(request)
             return self.policies.without_fetch(
                 policy, request, origin, agent=agent, db=db, report=self.report
             )
         if entry is None:
-            meta[RULES] = (url, origin, None, None, None, None)
+            carry(meta, Carried.undecided(url, origin))
             self.fetches.start(self.origins.state(origin, request), request)
             return None
         db = self.db
@@ -360,15 +361,15 @@ class RobotsManager:
                 if tdm is None or not tdm.is_fresh(now):
                     self.fetches.start(self.origins.state(origin, request), request, robots=False)
                 if tdm is None:
-                    meta[RULES] = (url, origin, None, None, None, None)
+                    carry(meta, Carried.undecided(url, origin))
                     return None  # waits for the origin's tdmrep.json, as for its robots.txt
                 decision = self.tdmrep.refuse(tdm, decision)
                 tdm_at = tdm.fetched_at
             # --- end usage preferences
             if decision.allowed:
-                meta[RULES] = (url, origin, entry.fetched_at, entry.generation, tdm_at, agent)
+                carry(meta, Carried(url, origin, entry.fetched_at, entry.generation, tdm_at, agent))
             else:
-                meta[RULES] = (url, origin, None, None, None, None)
+                carry(meta, Carried.undecided(url, origin))
             return decision
         # Unreachable and no earlier rules: the origin is disallowed for now.
         outage = self.origins.state(origin, request).outage
@@ -381,7 +382,7 @@ class RobotsManager:
     ) -> None:
         """Hold ``request``: its origin is unreachable, or (``pin``) its file is not the pinned one.
         Dropped when held for ``ROBOTRULES_UNREACHABLE_TIMEOUT``, as new ones then."""
-        request.meta[RULES] = (request.url, origin, None, None, None, None)
+        carry(request.meta, Carried.undecided(request.url, origin))
         state = self.origins.state(origin, request)
         state.trigger = request  # what the next retry copies meta from
         now = self.db.clock()

@@ -35,7 +35,7 @@ from scrapy_robotrules.crawl.exceptions import (
 )
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.reporting.reporter import ROBOTS_REQUEST
-from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, RULES, Carried
+from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, carried_in
 from scrapy_robotrules.crawl.sitemaps import Sitemaps
 
 if TYPE_CHECKING:
@@ -129,14 +129,14 @@ class RobotRulesMiddleware:
         agent = None
         if decided == url:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.
-            carried: Carried | None = meta.get(RULES)
+            carried = carried_in(meta)
             if (
                 carried is not None
-                and carried[0] == url
+                and carried.url == url
                 and (left := self.carrier.fresh_for(carried, request)) > 0.0
             ):
                 # Its decision's agent is the request's still (fresh_for): not chosen again.
-                agent = carried[5]
+                agent = carried.agent
                 # Still fresh; but near their age, the wait in its slot's queue may outlast them.
                 if left < self.slot_wait.horizon and self.slot_wait.sends_back(request, left):
                     return self._decide_again_later(request)
