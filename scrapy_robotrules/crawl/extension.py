@@ -47,7 +47,7 @@ class RobotRulesExtension:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.manager = RobotsManager.for_component(crawler)
-        self.report = self.manager.report
+        self.reporter = self.manager.reporter
         self.gate = Gate(crawler, self.manager)
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -62,7 +62,7 @@ class RobotRulesExtension:
         self.gate.settle()
         if self.manager.pending():
             raise DontCloseSpider
-        reason = self.report.starts.finish_reason()  # reporting/startdenied.py
+        reason = self.reporter.starts.finish_reason()  # reporting/startdenied.py
         if reason is not None:
             raise CloseSpider(reason)
 
@@ -108,5 +108,5 @@ class RobotRulesExtension:
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         self.gate.settle(closing=True)
-        self.report.warn_lost()
+        self.reporter.warn_lost()
         logger.info(self.manager.summary(), extra={"spider": spider})

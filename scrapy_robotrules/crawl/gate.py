@@ -76,7 +76,7 @@ class Gate:
         # it): the in-memory store is asked without moving the origin up.
         self._held = store.peek if isinstance(store, WeightedLRU) else store.get
         self._request_agents = manager.politeness.request_agents
-        self._report = manager.report
+        self._reporter = manager.reporter
 
     def guard(self, crawl: Callable[..., None]) -> Callable[..., None]:
         """Take the place of the engine's ``crawl`` (see :func:`.compat.guard_crawl`)."""
@@ -103,10 +103,10 @@ class Gate:
             ):
                 meta[OFFERED] = meta[DECIDED] = url
                 carry(meta, carried)
-                report = self._report
-                report.allowed_again += 1
-                if report.flush_call is None:
-                    report.schedule_flush()
+                reporter = self._reporter
+                reporter.allowed_again += 1
+                if reporter.flush_call is None:
+                    reporter.schedule_flush()
                 self._crawl(request, *args, **kwargs)
                 return
         if self.admit(request):
@@ -127,7 +127,7 @@ class Gate:
         again = False
         if verdicts.offered(meta, url):
             if not manager.checks(request):
-                manager.report.count("unchecked")
+                manager.reporter.count("unchecked")
                 return True
         else:
             decided = meta.get(DECIDED)
@@ -139,23 +139,23 @@ class Gate:
                 return True
             # Back from the downloader, its rules past their age: decided under the next file.
             again = meta.pop(AGAIN, None) == url
-        outcome: Decision | RobotsTxtUnreachable | None
+        verdict: Decision | RobotsTxtUnreachable | None
         try:
-            outcome = manager.decide_fresh_now(request) if again else manager.decide_now(request)
+            verdict = manager.decide_fresh_now(request) if again else manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
-            outcome = exc
-        if outcome is None:
+            verdict = exc
+        if verdict is None:
             if manager.park(request):
                 if meta.get(PARKED) != url:
                     meta[PARKED] = url
-                    manager.report.count("parked")
+                    manager.reporter.count("parked")
                 return False
             try:
                 manager.hand_over(request)  # the crawl is closing
             except IgnoreRequest:
                 return False
             return True
-        dropped = verdicts.decided(request, outcome, scheduling=True)
+        dropped = verdicts.decided(request, verdict, scheduling=True)
         return dropped is None or self._drop(request, dropped)
 
     def _drop(self, request: Request, exc: DropReason) -> bool:

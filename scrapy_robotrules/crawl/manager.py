@@ -46,7 +46,7 @@ from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.operator import operator_config
 from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies, adjusted
 from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, crawl_config
-from scrapy_robotrules.crawl.deciding.reuse import Carrier, Decisions
+from scrapy_robotrules.crawl.deciding.reuse import AnswerCache, Carrier
 from scrapy_robotrules.crawl.deciding.verdicts import Verdicts
 from scrapy_robotrules.crawl.exceptions import (
     RobotsTxtNotFetched,
@@ -120,7 +120,7 @@ class RobotsManager:
             automaton_bytes=config.automaton_bytes,
             store=config.store,
         )
-        self.report = Reporter(crawler)
+        self.reporter = Reporter(crawler)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         """Who holds this process's fetch leases in the shared store."""
         self.fleet: CachedStore | None = None
@@ -128,7 +128,7 @@ class RobotsManager:
         self.leases: Leases | None = None
         if isinstance(self.db.store, CachedStore):
             self.fleet = self.db.store
-            self.fleet.on_event = self.report.store_event
+            self.fleet.on_event = self.reporter.store_event
             # Rules another crawler fetched ask this one for the same pace.
             self.fleet.on_adopt = self._adopted
             self.leases = Leases(
@@ -137,18 +137,18 @@ class RobotsManager:
         self.policies = SitePolicies.from_settings(crawler.settings)
         """``ROBOTRULES_POLICIES`` (:mod:`.policy_lookup`): how robots.txt is obeyed, per site."""
         self.audit = AuditTrail.from_config(
-            crawler, operator, db=self.db, report=self.report, policies=self.policies
+            crawler, operator, db=self.db, reporter=self.reporter, policies=self.policies
         )
         """The audit trail (``ROBOTRULES_AUDIT``), given to the parts that write to it."""
-        self.politeness = Politeness(crawler, config, self.report, self.db, self.fleet)
+        self.politeness = Politeness(crawler, config, self.reporter, self.db, self.fleet)
         self.politeness.policies = self.policies
-        download = Downloader(crawler, config, self.report)
+        download = Downloader(crawler, config, self.reporter)
         self.tdmrep = (
             TdmRepFiles(
                 crawler,
                 config=config,
                 clock=lambda: self.db.clock(),  # noqa: PLW0108  (late: db.clock may be replaced)
-                report=self.report,
+                reporter=self.reporter,
                 download=download,
                 leases=self.leases,
             )
@@ -160,9 +160,9 @@ class RobotsManager:
             crawler,
             config,
             self.db,
-            report=self.report,
+            reporter=self.reporter,
             download=download,
-            entries=Entries(self.db, config, self.report, self.policies, self.audit),
+            entries=Entries(self.db, config, self.reporter, self.policies, self.audit),
             politeness=self.politeness,
             leases=self.leases,
             tdmrep=self.tdmrep,
@@ -171,13 +171,13 @@ class RobotsManager:
         self.origins = self.fetches.origins
         self.slot_wait = self.politeness.slot_wait = SlotWait(crawler, self.fetches)
         """Requests sent back for their wait in their download slots' queues (slotwait.py)."""
-        self.pins = PinHolds.from_settings(crawler.settings, self.report, self.db.store)
+        self.pins = PinHolds.from_settings(crawler.settings, self.reporter, self.db.store)
         """``ROBOTRULES_PINNED`` (pinning.py): origins held while their file is not pinned."""
         self.fetches.pins = self.pins
-        self.parking = Parking(crawler, config, self.report)
-        self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.audit)
+        self.parking = Parking(crawler, config, self.reporter)
+        self.verdicts = Verdicts(crawler, operator, self.reporter, self.db, self.audit)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
-        self.answers = Decisions(ANSWERS)
+        self.answers = AnswerCache(ANSWERS)
         """The latest answers by URL (a duplicate offer takes one at the gate)."""
         self.carrier = Carrier(self.db, self.politeness, self.tdmrep)
         """Whether a carried decision still holds (the downloader middleware asks)."""
@@ -324,7 +324,7 @@ class RobotsManager:
             db = self.db
             agent = self.politeness.agent(request)
             return self.policies.without_fetch(
-                policy, request, origin, agent=agent, db=db, report=self.report
+                policy, request, origin, agent=agent, db=db, reporter=self.reporter
             )
         if entry is None:
             carry(meta, Carried.undecided(url, origin))
@@ -451,11 +451,11 @@ class RobotsManager:
     @property
     def summary_lines(self) -> list[Callable[[], str | None]]:
         """More lines for the closing summary (the page directives add theirs)."""
-        return self.report.summary_lines
+        return self.reporter.summary_lines
 
     def summary(self) -> str:
         """One line on the crawl's robots.txt: origins, fetches, drops, slowest file."""
-        return self.report.summary(len(self.db))
+        return self.reporter.summary(len(self.db))
 
     def close(self) -> None:
         """Cancel every origin's timers; close the store; remove the overflow directory.
@@ -463,7 +463,7 @@ class RobotsManager:
         By now the closing scheduler took what waited there (saved with JOBDIR, else lost).
         Counts the origins left unreachable (``origins/unreachable_at_close``) first.
         """
-        self.report.set("origins/unreachable_at_close", self.origins.unreachable())
+        self.reporter.set("origins/unreachable_at_close", self.origins.unreachable())
         self.fetches.close()
         self.parking.overflow_dir.remove()
         if self.fleet is not None:

@@ -74,7 +74,7 @@ class RobotRulesMiddleware:
         self.crawler = crawler
         self.manager = RobotsManager.for_component(crawler)
         self.manager.raises_let_through = True
-        self.report = self.manager.report
+        self.reporter = self.manager.reporter
         self.slot_wait = self.manager.slot_wait
         self.carrier = self.manager.carrier
         self.sitemaps = Sitemaps(crawler, self.manager)
@@ -87,7 +87,7 @@ class RobotRulesMiddleware:
         )
         """Scrapy's own middleware is on too (this one enabled by hand, the built-in left on)."""
         if self.builtin_beside:
-            self.report.builtin.beside = True
+            self.reporter.builtin.beside = True
             logger.warning(
                 "Scrapy's RobotsTxtMiddleware is enabled beside %(ours)s: its robots.txt"
                 " requests are refused here (robots.txt is fetched once, by this package,"
@@ -159,12 +159,12 @@ class RobotRulesMiddleware:
         """
         verdicts = self.manager.verdicts
         verdicts.offered(request.meta, request.url)
-        outcome: Decision | DropReason
+        verdict: Decision | DropReason
         try:
-            outcome = await self.manager.decide(request)
+            verdict = await self.manager.decide(request)
         except (RobotsTxtUnreachable, RobotsTxtNotFetched) as exc:
-            outcome = exc
-        dropped = verdicts.decided(request, outcome, scheduling=False)
+            verdict = exc
+        dropped = verdicts.decided(request, verdict, scheduling=False)
         if dropped is not None:
             raise dropped
 
@@ -178,7 +178,7 @@ class RobotRulesMiddleware:
         started) and decides it under that file. Its allowed count is taken
         back meanwhile, to be counted again as it is decided again.
         """
-        self.report.count("allowed", -1)
+        self.reporter.count("allowed", -1)
         meta = request.meta
         meta[DECIDED] = None
         meta[AGAIN] = request.url

@@ -82,7 +82,7 @@ class Sitemaps:
             entry = await manager.fetches.wait(state)
         if entry is None or entry.outcome is Outcome.UNREACHABLE:
             return None  # the spider tries it itself
-        manager.report.inc("sitemaps/answered")
+        manager.reporter.inc("sitemaps/answered")
         robots = entry.robots if entry.outcome is Outcome.RULES else None
         sitemaps = robots.sitemaps if robots is not None else []
         body = "".join(f"Sitemap: {url}\n" for url in sitemaps).encode()
@@ -115,7 +115,7 @@ class Sitemaps:
     def _followed(self, urls: list[str]) -> Iterator[str]:
         for url in urls:
             if any(pattern.search(url) for pattern in self.follow):
-                self.manager.report.inc("sitemaps/scheduled")
+                self.manager.reporter.inc("sitemaps/scheduled")
                 yield url
 
     def _sitemap_request(self, url: str) -> Request:

@@ -8,7 +8,7 @@ again.
 
 A spider offers the same URL many times (links every page repeats), and
 each offer is decided before the scheduler's duplicate filter drops it:
-:class:`Decisions` keeps the latest answers of the rules by URL, so that a
+:class:`AnswerCache` keeps the latest answers of the rules by URL, so that a
 URL offered again under the same rules is not matched again.
 """
 
@@ -27,11 +27,11 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.robots.robotstxt import Decision
     from scrapy_robotrules.engine.stores import Entry
 
-__all__ = ["Answer", "Carrier", "Decisions"]
+__all__ = ["Answer", "AnswerCache", "Carrier"]
 
 
 class Answer(NamedTuple):
-    """The rules' latest answer for one URL, kept by :class:`Decisions`."""
+    """The rules' latest answer for one URL, kept by :class:`AnswerCache`."""
 
     fetched_at: float
     """When the robots.txt entry that answered was fetched."""
@@ -50,7 +50,7 @@ class Answer(NamedTuple):
     ``None`` if none may): allowed, for the crawler's own agent, with nothing else to ask."""
 
 
-class Decisions:
+class AnswerCache:
     """The rules' latest answers by URL, each for one robots.txt entry and agent; bounded.
 
     An entry is known by its generation (no reference is kept: an evicted

@@ -41,11 +41,11 @@ class Changes:
     """Tells of each file replaced by a different one, in the crawler's stats, log and trail."""
 
     def __init__(
-        self, crawler: Crawler, db: RobotRules, report: Reporter, audit: AuditTrail | None = None
+        self, crawler: Crawler, db: RobotRules, reporter: Reporter, audit: AuditTrail | None = None
     ) -> None:
         self.crawler = crawler
         self.db = db
-        self.report = report
+        self.reporter = reporter
         self.audit = audit
         """The audit trail (``ROBOTRULES_AUDIT``), if any: each change's line."""
         self._sending: set[Deferred[None]] = set()
@@ -65,7 +65,7 @@ class Changes:
         db = self.db
         counts = rule_changes(old, new, db.agent, db.agent_match)
         change = Change(origin, old, new, old_sha, new_sha, counts.added, counts.removed)
-        self.report.inc("changed")
+        self.reporter.inc("changed")
         logger.warning(
             "robots.txt of %(origin)s changed: %(added)d rules added and %(removed)d removed"
             " for %(agent)s (SHA-256 %(old)s to %(new)s)",
@@ -77,7 +77,7 @@ class Changes:
                 "old": old_sha[:12],
                 "new": new_sha[:12],
             },
-            extra=self.report.spider,
+            extra=self.reporter.spider,
         )
         if self.audit is not None:
             self.audit.changed(change, db.agent, entry.fetched_at)
