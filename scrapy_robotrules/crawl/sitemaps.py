@@ -13,6 +13,7 @@ names (``sitemap_rules``-style). ``robotrules_fetched`` still carries them.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,6 @@ from scrapy.utils.sitemap import Sitemap
 
 from scrapy_robotrules.crawl import compat, signals
 from scrapy_robotrules.crawl.config.table import value
-from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 
 __all__ = ["ANSWERED", "Sitemaps"]
+
+logger = logging.getLogger(__name__)
 
 ANSWERED = "robotrules_sitemaps"
 """Meta key of a robots.txt response answered from this package's fetch."""

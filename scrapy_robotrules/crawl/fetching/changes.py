@@ -14,12 +14,12 @@ after none is no change of file: the fetch's outcome tells of it.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_robotrules.crawl import compat, signals
-from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.rule_changes import FileChange as Change
 from scrapy_robotrules.engine.robots.rule_changes import rule_changes
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Change", "Changes"]
+
+logger = logging.getLogger(__name__)
 
 
 class Changes:

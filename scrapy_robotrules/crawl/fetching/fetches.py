@@ -13,6 +13,7 @@ Each fetch wakes who waits with the origin's new entry, and is told of:
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ from scrapy_robotrules.crawl import compat, signals
 from scrapy_robotrules.crawl.exceptions import FetchClosing
 from scrapy_robotrules.crawl.fetching.changes import Changes
 from scrapy_robotrules.crawl.fetching.origins import Origins, OriginState, wake
-from scrapy_robotrules.crawl.reporting.log import counted, logger
+from scrapy_robotrules.crawl.reporting.log import counted
 from scrapy_robotrules.crawl.robotparser import RobotParser
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["Fetches"]
+
+logger = logging.getLogger(__name__)
 
 
 class Fetches:

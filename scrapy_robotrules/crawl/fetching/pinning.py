@@ -14,11 +14,11 @@ the fleet, and each crawler holds the origin by its own pins.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robotrules.crawl.config.table import value
 from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch
-from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.crawl.requestmeta import origin_for
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.stores import Entry, RulesStore
 
 __all__ = ["SETTING", "Held", "PinHolds"]
+
+logger = logging.getLogger(__name__)
 
 SETTING = "ROBOTRULES_PINNED"
 
