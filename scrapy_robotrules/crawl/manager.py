@@ -426,21 +426,7 @@ class RobotsManager:
         """Whether the crawl is stopping or its spider closing: no new fetch or retry starts."""
         return self.fetches.closing()
 
-    # Politeness.
-
-    def crawl_delay(self, request: Request) -> float | None:
-        """Seconds to keep between requests to the origin of ``request``, if its rules ask."""
-        return self.politeness.crawl_delay(request)
-
-    def apply_crawl_delay(self, request: Request) -> None:
-        """Make the download slot of ``request`` keep its origin's Crawl-delay, as a floor."""
-        self.politeness.apply_crawl_delay(request)
-
-    async def pace(self, request: Request) -> None:
-        """Wait for the origin's next fleet-wide turn, when its rules ask for a delay."""
-        turn = self.politeness.pace(request)
-        if turn is not None:
-            await turn
+    # Rules another crawler fetched (the shared store).
 
     def _adopted(self, entry: Entry, previous: Entry | None) -> None:
         self.politeness.note(entry.origin, entry)
