@@ -186,9 +186,14 @@ class RobotsManager:
         )
         """Whether an allowed answer holds for a duplicate as it is: not when a site policy,
         a tdmrep.json or the audit trail has its own say on each request."""
-        self.raises_let_through = False
+        self.raises_let_through = any(
+            getattr(component, "raises_let_through", False) is True
+            for component in compat.enabled_components(crawler.settings, "DOWNLOADER_MIDDLEWARES")
+        )
         """Whether the downloader middleware is in the crawl, to raise why a request let
-        through for its errback was dropped (set by it: see ``exceptions.LET_THROUGH``)."""
+        through for its errback was dropped (see ``exceptions.LET_THROUGH``): a downloader
+        middleware enabled in ``DOWNLOADER_MIDDLEWARES`` says so by a class attribute of that
+        name (this layer sits below the middleware, and imports none)."""
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod

@@ -18,7 +18,7 @@ SPEC 7 (a drop says why) and 8 (the final gate of every request).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -70,10 +70,13 @@ def _builtins_robots_txt(request: Request) -> bool:
 class RobotRulesMiddleware:
     """Decides each request by its origin's robots.txt, waiting for the file if need be."""
 
+    raises_let_through: ClassVar[bool] = True
+    """It raises why a request let through for its errback was dropped (see
+    ``exceptions.LET_THROUGH``): the manager looks for that in ``DOWNLOADER_MIDDLEWARES``."""
+
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.manager = RobotsManager.for_component(crawler)
-        self.manager.raises_let_through = True
         self.reporter = self.manager.reporter
         self.slot_wait = self.manager.slot_wait
         self.carrier = self.manager.carrier
