@@ -52,6 +52,7 @@ __all__ = [
     "download",
     "download_slot",
     "downloader",
+    "enabled_components",
     "engine",
     "extra_download_place",
     "failing_start",
@@ -415,12 +416,14 @@ def feed_storage(storage: type[Any], settings: BaseSettings, uri: str) -> object
     return built
 
 
-def component_priority(settings: BaseSettings, name: str, cls: type) -> int | None:
-    """The priority of ``cls`` in ``name`` merged with ``name_BASE``; ``None`` if off.
+def _component_priorities(settings: BaseSettings, name: str) -> dict[Any, Any]:
+    """The components ``name`` merged with ``name_BASE`` names, loaded, by their priority
+    (``None``: off). A key that does not load is left out: Scrapy fails on it at start.
 
-    The last key naming ``cls`` wins, as ``get_component_priority_dict_with_base`` (2.15.1+).
+    The last key naming a component wins, as ``get_component_priority_dict_with_base``
+    (2.15.1+).
     """
-    priority: Any = None
+    priorities: dict[Any, Any] = {}
     for key, value in [
         *settings.getdict(f"{name}_BASE").items(),
         *settings.getdict(name).items(),
@@ -429,9 +432,23 @@ def component_priority(settings: BaseSettings, name: str, cls: type) -> int | No
             loaded = load_object(key)
         except (NameError, TypeError, ValueError, ImportError, AttributeError):
             continue
-        if loaded is cls:
-            priority = value
+        priorities[loaded] = value
+    return priorities
+
+
+def component_priority(settings: BaseSettings, name: str, cls: type) -> int | None:
+    """The priority of ``cls`` in ``name`` merged with ``name_BASE``; ``None`` if off."""
+    priority = _component_priorities(settings, name).get(cls)
     return int(priority) if priority is not None else None
+
+
+def enabled_components(settings: BaseSettings, name: str) -> list[Any]:
+    """The components on in ``name`` merged with ``name_BASE`` (classes, as loaded)."""
+    return [
+        component
+        for component, priority in _component_priorities(settings, name).items()
+        if priority is not None
+    ]
 
 
 def disable_component(settings: BaseSettings, name: str, cls: type) -> None:

@@ -43,7 +43,7 @@ class RobotRulesExtension:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.manager = RobotsManager.for_component(crawler)
-        self.report = self.manager.report
+        self.reporter = self.manager.reporter
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -53,7 +53,7 @@ class RobotRulesExtension:
         return cls(crawler)
 
     def spider_idle(self, spider: Spider) -> None:
-        reason = self.report.starts.finish_reason()  # reporting/startdenied.py
+        reason = self.reporter.starts.finish_reason()  # reporting/startdenied.py
         if reason is not None:
             raise CloseSpider(reason)
 
@@ -97,5 +97,5 @@ class RobotRulesExtension:
         )
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
-        self.report.warn_lost()
+        self.reporter.warn_lost()
         logger.info(self.manager.summary(), extra={"spider": spider})

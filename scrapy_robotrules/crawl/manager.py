@@ -46,7 +46,7 @@ from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.operator import operator_config
 from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies, adjusted
 from scrapy_robotrules.crawl.config.settings import RobotRulesConfig, crawl_config
-from scrapy_robotrules.crawl.deciding.reuse import Carrier, Decisions
+from scrapy_robotrules.crawl.deciding.reuse import AnswerCache, Carrier
 from scrapy_robotrules.crawl.deciding.verdicts import Verdicts
 from scrapy_robotrules.crawl.exceptions import (
     RobotsTxtNotFetched,
@@ -64,9 +64,10 @@ from scrapy_robotrules.crawl.pacing.slotwait import SlotWait
 from scrapy_robotrules.crawl.reporting.audit import AuditTrail
 from scrapy_robotrules.crawl.reporting.reporter import Reporter
 from scrapy_robotrules.crawl.requestmeta import (
-    RULES,
     STALE,
     Carried,
+    carried_in,
+    carry,
     origin_for,
 )
 from scrapy_robotrules.engine.database import RobotRules
@@ -119,7 +120,7 @@ class RobotsManager:
             automaton_bytes=config.automaton_bytes,
             store=config.store,
         )
-        self.report = Reporter(crawler)
+        self.reporter = Reporter(crawler)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         """Who holds this process's fetch leases in the shared store."""
         self.fleet: CachedStore | None = None
@@ -127,7 +128,7 @@ class RobotsManager:
         self.leases: Leases | None = None
         if isinstance(self.db.store, CachedStore):
             self.fleet = self.db.store
-            self.fleet.on_event = self.report.store_event
+            self.fleet.on_event = self.reporter.store_event
             # Rules another crawler fetched ask this one for the same pace.
             self.fleet.on_adopt = self._adopted
             self.leases = Leases(
@@ -136,18 +137,18 @@ class RobotsManager:
         self.policies = SitePolicies.from_settings(crawler.settings)
         """``ROBOTRULES_POLICIES`` (:mod:`.policy_lookup`): how robots.txt is obeyed, per site."""
         self.audit = AuditTrail.from_config(
-            crawler, operator, db=self.db, report=self.report, policies=self.policies
+            crawler, operator, db=self.db, reporter=self.reporter, policies=self.policies
         )
         """The audit trail (``ROBOTRULES_AUDIT``), given to the parts that write to it."""
-        self.politeness = Politeness(crawler, config, self.report, self.db, self.fleet)
+        self.politeness = Politeness(crawler, config, self.reporter, self.db, self.fleet)
         self.politeness.policies = self.policies
-        download = Downloader(crawler, config, self.report)
+        download = Downloader(crawler, config, self.reporter)
         self.tdmrep = (
             TdmRepFiles(
                 crawler,
                 config=config,
                 clock=lambda: self.db.clock(),  # noqa: PLW0108  (late: db.clock may be replaced)
-                report=self.report,
+                reporter=self.reporter,
                 download=download,
                 leases=self.leases,
             )
@@ -159,9 +160,9 @@ class RobotsManager:
             crawler,
             config,
             self.db,
-            report=self.report,
+            reporter=self.reporter,
             download=download,
-            recorder=FetchRecorder(self.db, config, self.report, self.policies, self.audit),
+            recorder=FetchRecorder(self.db, config, self.reporter, self.policies, self.audit),
             politeness=self.politeness,
             leases=self.leases,
             tdmrep=self.tdmrep,
@@ -170,13 +171,13 @@ class RobotsManager:
         self.origins = self.fetches.origins
         self.slot_wait = self.politeness.slot_wait = SlotWait(crawler, self.fetches)
         """Requests sent back for their wait in their download slots' queues (slotwait.py)."""
-        self.pins = PinHolds.from_settings(crawler.settings, self.report, self.db.store)
+        self.pins = PinHolds.from_settings(crawler.settings, self.reporter, self.db.store)
         """``ROBOTRULES_PINNED`` (pinning.py): origins held while their file is not pinned."""
         self.fetches.pins = self.pins
-        self.parking = Parking(crawler, config, self.report)
-        self.verdicts = Verdicts(crawler, operator, self.report, self.db, self.audit)
+        self.parking = Parking(crawler, config, self.reporter)
+        self.verdicts = Verdicts(crawler, operator, self.reporter, self.db, self.audit)
         """Enforce or shadow mode, and the audit trail (:mod:`.shadow`, :mod:`.audit`)."""
-        self.answers = Decisions(ANSWERS)
+        self.answers = AnswerCache(ANSWERS)
         """The latest answers by URL (a duplicate offer takes one at the gate)."""
         self.carrier = Carrier(self.db, self.politeness, self.tdmrep)
         """Whether a carried decision still holds (the downloader middleware asks)."""
@@ -185,9 +186,14 @@ class RobotsManager:
         )
         """Whether an allowed answer holds for a duplicate as it is: not when a site policy,
         a tdmrep.json or the audit trail has its own say on each request."""
-        self.raises_let_through = False
+        self.raises_let_through = any(
+            getattr(component, "raises_let_through", False) is True
+            for component in compat.enabled_components(crawler.settings, "DOWNLOADER_MIDDLEWARES")
+        )
         """Whether the downloader middleware is in the crawl, to raise why a request let
-        through for its errback was dropped (set by it: see ``exceptions.LET_THROUGH``)."""
+        through for its errback was dropped (see ``exceptions.LET_THROUGH``): a downloader
+        middleware enabled in ``DOWNLOADER_MIDDLEWARES`` says so by a class attribute of that
+        name (this layer sits below the middleware, and imports none)."""
         crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
 
     @classmethod
@@ -301,9 +307,9 @@ class RobotsManager:
         """
         if self.refresh_due(request):
             return None
-        carried: Carried | None = request.meta.get(RULES)
-        if carried is not None and carried[0] == request.url and self.carrier.same_entry(carried):
-            state = self.origins.get(carried[1])
+        carried = carried_in(request.meta)
+        if carried is not None and carried.url == request.url and self.carrier.same_entry(carried):
+            state = self.origins.get(carried.origin)
             if state is not None and state.fetching:
                 return None  # sent back for its wait in its slot's queue (slotwait.py)
         return self.decide_now(request)
@@ -319,14 +325,14 @@ class RobotsManager:
         meta = request.meta
         policy = self.policies.for_origin(origin) if self.policies.any else None
         if policy is not None and (policy.ignore or policy.robots_txt is not None):
-            meta[RULES] = (url, origin, None, None, None, None)
+            carry(meta, Carried.undecided(url, origin))
             db = self.db
             agent = self.politeness.agent(request)
             return self.policies.without_fetch(
-                policy, request, origin, agent=agent, db=db, report=self.report
+                policy, request, origin, agent=agent, db=db, reporter=self.reporter
             )
         if entry is None:
-            meta[RULES] = (url, origin, None, None, None, None)
+            carry(meta, Carried.undecided(url, origin))
             self.fetches.start(self.origins.state(origin, request), request)
             return None
         db = self.db
@@ -360,15 +366,15 @@ class RobotsManager:
                 if tdm is None or not tdm.is_fresh(now):
                     self.fetches.start(self.origins.state(origin, request), request, robots=False)
                 if tdm is None:
-                    meta[RULES] = (url, origin, None, None, None, None)
+                    carry(meta, Carried.undecided(url, origin))
                     return None  # waits for the origin's tdmrep.json, as for its robots.txt
                 decision = self.tdmrep.refuse(tdm, decision)
                 tdm_at = tdm.fetched_at
             # --- end usage preferences
             if decision.allowed:
-                meta[RULES] = (url, origin, entry.fetched_at, entry.generation, tdm_at, agent)
+                carry(meta, Carried(url, origin, entry.fetched_at, entry.generation, tdm_at, agent))
             else:
-                meta[RULES] = (url, origin, None, None, None, None)
+                carry(meta, Carried.undecided(url, origin))
             return decision
         # Unreachable and no earlier rules: the origin is disallowed for now.
         outage = self.origins.state(origin, request).outage
@@ -381,7 +387,7 @@ class RobotsManager:
     ) -> None:
         """Hold ``request``: its origin is unreachable, or (``pin``) its file is not the pinned one.
         Dropped when held for ``ROBOTRULES_UNREACHABLE_TIMEOUT``, as new ones then."""
-        request.meta[RULES] = (request.url, origin, None, None, None, None)
+        carry(request.meta, Carried.undecided(request.url, origin))
         state = self.origins.state(origin, request)
         state.trigger = request  # what the next retry copies meta from
         now = self.db.clock()
@@ -429,21 +435,7 @@ class RobotsManager:
         """Whether the crawl is stopping or its spider closing: no new fetch or retry starts."""
         return self.fetches.closing()
 
-    # Politeness.
-
-    def crawl_delay(self, request: Request) -> float | None:
-        """Seconds to keep between requests to the origin of ``request``, if its rules ask."""
-        return self.politeness.crawl_delay(request)
-
-    def apply_crawl_delay(self, request: Request) -> None:
-        """Make the download slot of ``request`` keep its origin's Crawl-delay, as a floor."""
-        self.politeness.apply_crawl_delay(request)
-
-    async def pace(self, request: Request) -> None:
-        """Wait for the origin's next fleet-wide turn, when its rules ask for a delay."""
-        turn = self.politeness.pace(request)
-        if turn is not None:
-            await turn
+    # Rules another crawler fetched (the shared store).
 
     def _adopted(self, entry: Entry, previous: Entry | None) -> None:
         self.politeness.note(entry.origin, entry)
@@ -454,11 +446,11 @@ class RobotsManager:
     @property
     def summary_lines(self) -> list[Callable[[], str | None]]:
         """More lines for the closing summary (the page directives add theirs)."""
-        return self.report.summary_lines
+        return self.reporter.summary_lines
 
     def summary(self) -> str:
         """One line on the crawl's robots.txt: origins, fetches, drops, slowest file."""
-        return self.report.summary(len(self.db))
+        return self.reporter.summary(len(self.db))
 
     def close(self) -> None:
         """Cancel every origin's timers; close the store; remove the overflow directory.
@@ -466,7 +458,7 @@ class RobotsManager:
         By now the closing scheduler took what waited there (saved with JOBDIR, else lost).
         Counts the origins left unreachable (``origins/unreachable_at_close``) first.
         """
-        self.report.set("origins/unreachable_at_close", self.origins.unreachable())
+        self.reporter.set("origins/unreachable_at_close", self.origins.unreachable())
         self.fetches.close()
         self.parking.overflow_dir.remove()
         if self.fleet is not None:

@@ -18,7 +18,7 @@ SPEC 7 (a drop says why) and 8 (the final gate of every request).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -35,7 +35,7 @@ from scrapy_robotrules.crawl.exceptions import (
 )
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.reporting.reporter import ROBOTS_REQUEST
-from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, RULES, Carried
+from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, carried_in
 from scrapy_robotrules.crawl.sitemaps import Sitemaps
 
 if TYPE_CHECKING:
@@ -70,11 +70,14 @@ def _builtins_robots_txt(request: Request) -> bool:
 class RobotRulesMiddleware:
     """Decides each request by its origin's robots.txt, waiting for the file if need be."""
 
+    raises_let_through: ClassVar[bool] = True
+    """It raises why a request let through for its errback was dropped (see
+    ``exceptions.LET_THROUGH``): the manager looks for that in ``DOWNLOADER_MIDDLEWARES``."""
+
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.manager = RobotsManager.for_component(crawler)
-        self.manager.raises_let_through = True
-        self.report = self.manager.report
+        self.reporter = self.manager.reporter
         self.slot_wait = self.manager.slot_wait
         self.carrier = self.manager.carrier
         self.sitemaps = Sitemaps(crawler, self.manager)
@@ -87,7 +90,7 @@ class RobotRulesMiddleware:
         )
         """Scrapy's own middleware is on too (this one enabled by hand, the built-in left on)."""
         if self.builtin_beside:
-            self.report.builtin.beside = True
+            self.reporter.builtin.beside = True
             logger.warning(
                 "Scrapy's RobotsTxtMiddleware is enabled beside %(ours)s: its robots.txt"
                 " requests are refused here (robots.txt is fetched once, by this package,"
@@ -129,14 +132,14 @@ class RobotRulesMiddleware:
         agent = None
         if decided == url:
             # Decided (and counted) when it was scheduled: under the rules at hand, or again.
-            carried: Carried | None = meta.get(RULES)
+            carried = carried_in(meta)
             if (
                 carried is not None
-                and carried[0] == url
+                and carried.url == url
                 and (left := self.carrier.fresh_for(carried, request)) > 0.0
             ):
                 # Its decision's agent is the request's still (fresh_for): not chosen again.
-                agent = carried[5]
+                agent = carried.agent
                 # Still fresh; but near their age, the wait in its slot's queue may outlast them.
                 if left < self.slot_wait.horizon and self.slot_wait.sends_back(request, left):
                     return self._decide_again_later(request)
@@ -159,12 +162,12 @@ class RobotRulesMiddleware:
         """
         verdicts = self.manager.verdicts
         verdicts.offered(request.meta, request.url)
-        outcome: Decision | DropReason
+        verdict: Decision | DropReason
         try:
-            outcome = await self.manager.decide(request)
+            verdict = await self.manager.decide(request)
         except (RobotsTxtUnreachable, RobotsTxtNotFetched) as exc:
-            outcome = exc
-        dropped = verdicts.decided(request, outcome, scheduling=False)
+            verdict = exc
+        dropped = verdicts.decided(request, verdict, scheduling=False)
         if dropped is not None:
             raise dropped
 
@@ -178,7 +181,7 @@ class RobotRulesMiddleware:
         started) and decides it under that file. Its allowed count is taken
         back meanwhile, to be counted again as it is decided again.
         """
-        self.report.count("allowed", -1)
+        self.reporter.count("allowed", -1)
         meta = request.meta
         meta[DECIDED] = None
         meta[AGAIN] = request.url

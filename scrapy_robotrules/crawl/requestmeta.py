@@ -10,7 +10,7 @@ the URL is computed once and carried too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_robotrules.engine.robots.urls import origin_of
 
@@ -28,6 +28,8 @@ __all__ = [
     "SENT_BACK",
     "STALE",
     "Carried",
+    "carried_in",
+    "carry",
     "origin_for",
     "same_rules",
 ]
@@ -53,7 +55,8 @@ OFFERED = "_robotrules_offered"
 PARKED = "_robotrules_parked"
 """Request meta key: the URL for which the request was counted as parked."""
 RULES = "_robotrules_rules"
-"""Request meta key: a :data:`Carried` tuple, the origin and rules of its last decision."""
+"""Request meta key: the origin and rules of the request's last decision, a :class:`Carried`
+kept as a plain tuple (see :func:`carry`)."""
 
 STALE = "_robotrules_stale"
 """Request meta key: the URL decided by its origin's rules when they were already past their
@@ -67,11 +70,47 @@ would be past their age before it left its download slot's queue (:mod:`.slotwai
 only: decided under the next file, it goes on under it, however long it then waits there
 (no file is fresh for longer than its age, a wait in the queue may be longer)."""
 
-Carried = tuple[str, str, float | None, int | None, float | None, str | None]
-"""URL, its origin, then (``None`` unless its rules allowed it): when its robots.txt entry
-was fetched and that entry's generation (see :func:`same_rules`), when its tdmrep.json
-entry was fetched (``None`` if none was asked), and the request's agent (a site policy
-may have asked about another): the downloader paces it for that agent, not chosen again."""
+
+class Carried(NamedTuple):
+    """What a request carries of its last decision (:data:`RULES`): the rules it was made
+    under, and whether they still hold (:func:`same_rules`)."""
+
+    url: str
+    """The URL decided: a redirect to another URL is decided again."""
+    origin: str
+    """The origin of :attr:`url`, computed once (see :func:`origin_for`)."""
+    fetched_at: float | None
+    """When the robots.txt entry that allowed it was fetched; ``None`` unless allowed."""
+    generation: int | None
+    """That entry's generation (see :func:`same_rules`); ``None`` unless allowed."""
+    tdm_fetched_at: float | None
+    """When the tdmrep.json entry it was allowed under was fetched; ``None`` if none was
+    asked."""
+    agent: str | None
+    """The agent it was allowed for (a site policy may have asked about another): the
+    downloader paces it for that agent, not chosen again. ``None`` unless allowed."""
+
+    @classmethod
+    def undecided(cls, url: str, origin: str) -> Carried:
+        """A request not allowed (yet): its origin is carried, no rules to reuse."""
+        return cls(url, origin, None, None, None, None)
+
+
+def carry(meta: dict[str, Any], carried: Carried) -> None:
+    """Put ``carried`` in a request's meta (:data:`RULES`), as a plain tuple.
+
+    Scrapy's marshal disk queues (``SCHEDULER_DISK_QUEUE``) serialize only
+    plain tuples: a request whose meta held a named one would not be saved in
+    ``JOBDIR``. Read it back with :func:`carried_in` (a request an older
+    version saved there carries the same tuple).
+    """
+    meta[RULES] = tuple(carried)
+
+
+def carried_in(meta: dict[str, Any]) -> Carried | None:
+    """What a request's meta carries of its last decision (see :func:`carry`), if anything."""
+    carried = meta.get(RULES)
+    return None if carried is None else Carried._make(carried)
 
 
 def same_rules(entry: Entry | None, generation: int | None) -> bool:
@@ -89,8 +128,8 @@ def origin_for(request: Request) -> str:
 
     Raises ``ValueError`` for a URL without one, as :func:`origin_of` does.
     """
-    carried: Carried | None = request.meta.get(RULES)
+    carried = carried_in(request.meta)
     url = request.url
-    if carried is not None and carried[0] == url:
-        return carried[1]
+    if carried is not None and carried.url == url:
+        return carried.origin
     return origin_of(url)

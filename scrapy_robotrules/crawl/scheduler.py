@@ -52,7 +52,7 @@ from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.table import value
 from scrapy_robotrules.crawl.exceptions import DropReason, RobotsTxtUnreachable
 from scrapy_robotrules.crawl.manager import RobotsManager
-from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED, PARKED, RULES, same_rules
+from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED, PARKED, carry, same_rules
 from scrapy_robotrules.engine.stores.memory import WeightedLRU
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class RobotRulesScheduler(BaseScheduler):
             # drops it): the in-memory store is asked without moving the origin up.
             self._held = store.peek if isinstance(store, WeightedLRU) else store.get
             self._request_agents = manager.politeness.request_agents
-            self._report = manager.report
+            self._reporter = manager.reporter
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -150,20 +150,20 @@ class RobotRulesScheduler(BaseScheduler):
             return self.inner.enqueue_request(request)
         url = request.url
         answer = self._answers.get(url)
-        carried = None if answer is None else answer[5]
+        carried = None if answer is None else answer.carried
         if carried is not None:
             meta = request.meta
             if (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt")) and (
-                same_rules(self._held(carried[1]), carried[3])
+                same_rules(self._held(carried.origin), carried.generation)
                 # No User-Agent of its own to ask about instead of the crawler's.
                 and not (self._request_agents and compat.request_header(request, _AGENT))
             ):
                 meta[OFFERED] = meta[DECIDED] = url
-                meta[RULES] = carried
-                report = self._report
-                report.allowed_again += 1
-                if report.flush_call is None:
-                    report.schedule_flush()
+                carry(meta, carried)
+                reporter = self._reporter
+                reporter.allowed_again += 1
+                if reporter.flush_call is None:
+                    reporter.schedule_flush()
                 return self.inner.enqueue_request(request)
         admitted = self._admit(manager, request)
         if admitted is None:
@@ -185,7 +185,7 @@ class RobotRulesScheduler(BaseScheduler):
         again = False
         if verdicts.offered(meta, url):
             if not manager.checks(request):
-                manager.report.count("unchecked")
+                manager.reporter.count("unchecked")
                 return True
         else:
             decided = meta.get(DECIDED)
@@ -197,23 +197,23 @@ class RobotRulesScheduler(BaseScheduler):
                 return True
             # Back from the downloader, its rules past their age: decided under the next file.
             again = meta.pop(AGAIN, None) == url
-        outcome: Decision | RobotsTxtUnreachable | None
+        verdict: Decision | RobotsTxtUnreachable | None
         try:
-            outcome = manager.decide_fresh_now(request) if again else manager.decide_now(request)
+            verdict = manager.decide_fresh_now(request) if again else manager.decide_now(request)
         except RobotsTxtUnreachable as exc:
-            outcome = exc
-        if outcome is None:
+            verdict = exc
+        if verdict is None:
             if manager.park(request):
                 if meta.get(PARKED) != url:
                     meta[PARKED] = url
-                    manager.report.count("parked")
+                    manager.reporter.count("parked")
                 return None
             try:
                 manager.hand_over(request)  # the crawl is closing
             except IgnoreRequest:
                 return None
             return True
-        dropped = verdicts.decided(request, outcome, scheduling=True)
+        dropped = verdicts.decided(request, verdict, scheduling=True)
         return True if dropped is None else self._drop(request, dropped)
 
     def _drop(self, request: Request, exc: DropReason) -> bool | None:

@@ -13,6 +13,7 @@ names (``sitemap_rules``-style). ``robotrules_fetched`` still carries them.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,6 @@ from scrapy.utils.sitemap import Sitemap
 
 from scrapy_robotrules.crawl import compat, signals
 from scrapy_robotrules.crawl.config.table import value
-from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 
 __all__ = ["ANSWERED", "Sitemaps"]
+
+logger = logging.getLogger(__name__)
 
 ANSWERED = "robotrules_sitemaps"
 """Meta key of a robots.txt response answered from this package's fetch."""
@@ -82,7 +84,7 @@ class Sitemaps:
             entry = await manager.fetches.wait(state)
         if entry is None or entry.outcome is Outcome.UNREACHABLE:
             return None  # the spider tries it itself
-        manager.report.inc("sitemaps/answered")
+        manager.reporter.inc("sitemaps/answered")
         robots = entry.robots if entry.outcome is Outcome.RULES else None
         sitemaps = robots.sitemaps if robots is not None else []
         body = "".join(f"Sitemap: {url}\n" for url in sitemaps).encode()
@@ -115,7 +117,7 @@ class Sitemaps:
     def _followed(self, urls: list[str]) -> Iterator[str]:
         for url in urls:
             if any(pattern.search(url) for pattern in self.follow):
-                self.manager.report.inc("sitemaps/scheduled")
+                self.manager.reporter.inc("sitemaps/scheduled")
                 yield url
 
     def _sitemap_request(self, url: str) -> Request:

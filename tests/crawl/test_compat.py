@@ -23,6 +23,7 @@ from scrapy.core.downloader import Downloader, Slot
 from scrapy.core.engine import ExecutionEngine
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.downloadermiddlewares.useragent import UserAgentMiddleware
 from scrapy.exceptions import CloseSpider
 from scrapy.http import FormRequest, JsonRequest, Response
 from scrapy.settings import Settings
@@ -429,6 +430,28 @@ def test_the_priority_of_a_component_merges_the_project_over_the_base(
         merged = with_base("DOWNLOADER_MIDDLEWARES")
         scrapys = [v for k, v in merged.items() if load_object(k) is RobotsTxtMiddleware]
         assert scrapys == ([expected] if expected is not None else [])
+
+
+@pytest.mark.parametrize(
+    ("project", "enabled"),
+    [
+        ({}, True),
+        ({BUILTIN: None}, False),
+        ({RobotsTxtMiddleware: None}, False),
+        ({BUILTIN: None, RobotsTxtMiddleware: 300}, True),
+    ],
+)
+def test_the_enabled_components_merge_the_project_over_the_base(
+    project: dict[Any, int | None], enabled: bool
+) -> None:
+    settings = Settings({"DOWNLOADER_MIDDLEWARES": project})
+    components = compat.enabled_components(settings, "DOWNLOADER_MIDDLEWARES")
+    assert (RobotsTxtMiddleware in components) is enabled
+    assert UserAgentMiddleware in components  # the base's others stay on
+    with_base = getattr(settings, "get_component_priority_dict_with_base", None)
+    if with_base is not None:  # Scrapy 2.15.1+: the same answer as Scrapy's own reading
+        merged = with_base("DOWNLOADER_MIDDLEWARES")
+        assert components == [load_object(k) for k, v in merged.items() if v is not None]
 
 
 class _WantsStats:

@@ -33,8 +33,8 @@ HELPERS = {
     "_inc": f"{PREFIX}usage/tdmrep/",
 }
 """The package's own helpers (``Reporter.count`` ...), by name: the prefix each adds."""
-RECEIVERS = {"report", "reporter", "self", "manager", "inc", "_event", "_inc"}
-"""Who a helper is called on (``self.report.inc``), so that ``str.count`` is no stat."""
+RECEIVERS = {"reporter", "self", "manager", "inc", "_event", "_inc"}
+"""Who a helper is called on (``self.reporter.inc``), so that ``str.count`` is no stat."""
 PASS_ON = {*HELPERS, "flush"}
 """Functions that pass on a key their caller chose (``f"{STATS_PREFIX}{key}"``): not read."""
 

@@ -110,14 +110,14 @@ class SitePolicies:
         *,
         agent: str,
         db: RobotRules,
-        report: Counts,
+        reporter: Counts,
     ) -> Decision:
         """The decision of an ``ignore`` or ``robots_txt`` policy (no fetch), counted once."""
         url = request.url
         meta = request.meta
         if meta.get(POLICY_COUNTED) != url:  # decided again at the final gate: counted once
             meta[POLICY_COUNTED] = url
-            report.inc("policy/ignored" if policy.ignore else "policy/custom")
+            reporter.inc("policy/ignored" if policy.ignore else "policy/custom")
         precedence, match = db.precedence, db.agent_match
         if policy.ignore:
             return Decision.without_rules(

@@ -8,13 +8,13 @@ again.
 
 A spider offers the same URL many times (links every page repeats), and
 each offer is decided before the scheduler's duplicate filter drops it:
-:class:`Decisions` keeps the latest answers of the rules by URL, so that a
+:class:`AnswerCache` keeps the latest answers of the rules by URL, so that a
 URL offered again under the same rules is not matched again.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robotrules.crawl.requestmeta import Carried, same_rules
 
@@ -27,18 +27,30 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.robots.robotstxt import Decision
     from scrapy_robotrules.engine.stores import Entry
 
-__all__ = ["Answer", "Carrier", "Decisions"]
-
-Answer = tuple[float, int, str, "Decision | None", str, "Carried | None"]
-"""When its robots.txt entry was fetched, that entry's generation, the agent asked about, the
-decision, the origin, and what a duplicate offer that may take it at once carries (see
-``gate.py``; ``None`` if none may): allowed, for the crawler's own agent, with nothing else
-to ask. Such an answer keeps no decision: a crawl's every URL would keep one alive (an
-object, its dict, its groups), for the rare offer the gate cannot take at once, which
-is decided again."""
+__all__ = ["Answer", "AnswerCache", "Carrier"]
 
 
-class Decisions:
+class Answer(NamedTuple):
+    """The rules' latest answer for one URL, kept by :class:`AnswerCache`."""
+
+    fetched_at: float
+    """When the robots.txt entry that answered was fetched."""
+    generation: int
+    """That entry's generation (see :func:`..requestmeta.same_rules`)."""
+    agent: str
+    """The agent asked about: an answer for another is no answer."""
+    decision: Decision | None
+    """The decision; ``None`` when :attr:`carried` is set: a crawl's every URL would keep
+    one alive (an object, its dict, its groups), for the rare offer the gate cannot take
+    at once, which is decided again."""
+    origin: str
+    """The origin of the URL."""
+    carried: Carried | None
+    """What a duplicate offer that may take the answer at once carries (see ``gate.py``;
+    ``None`` if none may): allowed, for the crawler's own agent, with nothing else to ask."""
+
+
+class AnswerCache:
     """The rules' latest answers by URL, each for one robots.txt entry and agent; bounded.
 
     An entry is known by its generation (no reference is kept: an evicted
@@ -49,25 +61,24 @@ class Decisions:
     def __init__(self, size: int) -> None:
         self.size = size
         self.by_url: dict[str, Answer] = {}
-        """By URL: see :data:`Answer`."""
+        """By URL: see :class:`Answer`."""
 
     def get(self, url: str, entry: Entry, agent: str) -> Decision | None:
         answer = self.by_url.get(url)
         if answer is None:
             return None
-        _, generation, asked, decision, _, _ = answer
-        if not same_rules(entry, generation) or asked != agent:
+        if not same_rules(entry, answer.generation) or answer.agent != agent:
             return None
-        return decision
+        return answer.decision
 
     def put(
         self, url: str, origin: str, entry: Entry, agent: str, decision: Decision, *, again: bool
     ) -> None:
         answers = self.by_url
         fetched_at, generation = entry.fetched_at, entry.generation
-        carried = (url, origin, fetched_at, generation, None, agent) if again else None
+        carried = Carried(url, origin, fetched_at, generation, None, agent) if again else None
         kept = None if again else decision
-        answers[url] = (fetched_at, generation, agent, kept, origin, carried)
+        answers[url] = Answer(fetched_at, generation, agent, kept, origin, carried)
         if len(answers) > self.size:
             del answers[next(iter(answers))]
 
@@ -86,21 +97,21 @@ class Carrier:
 
         Deciding again meanwhile would give the same answer and start no fetch.
         """
-        _, origin, fetched_at, generation, tdm_at, agent = carried
-        if fetched_at is None:
+        if carried.fetched_at is None:
             return 0.0
+        origin = carried.origin
         entry = self.db.store.get(origin)
-        if entry is None or not same_rules(entry, generation):
+        if entry is None or not same_rules(entry, carried.generation):
             return 0.0
         now = self.db.clock()
         left = entry.fresh_until - now
         if left <= 0.0:
             return 0.0
-        if self.politeness.request_agents and self.politeness.agent(request) != agent:
+        if self.politeness.request_agents and self.politeness.agent(request) != carried.agent:
             return 0.0
         if self.tdmrep is not None:
             tdm = self.tdmrep.entry(origin)
-            if tdm is None or tdm.fetched_at != tdm_at or not tdm.is_fresh(now):
+            if tdm is None or tdm.fetched_at != carried.tdm_fetched_at or not tdm.is_fresh(now):
                 return 0.0
             left = min(left, tdm.fresh_until - now)
         return left
@@ -108,7 +119,6 @@ class Carrier:
     def same_entry(self, carried: Carried) -> bool:
         """Whether the origin's robots.txt entry is still the one an allowed decision was made
         under, fresh or not (its next one not yet at hand)."""
-        _, origin, fetched_at, generation, _, _ = carried
-        if fetched_at is None:
+        if carried.fetched_at is None:
             return False
-        return same_rules(self.db.store.get(origin), generation)
+        return same_rules(self.db.store.get(carried.origin), carried.generation)

@@ -62,13 +62,13 @@ class Verdicts:
         self,
         crawler: Crawler,
         config: OperatorConfig,
-        report: Reporter,
+        reporter: Reporter,
         db: RobotRules,
         trail: AuditTrail | None = None,
     ) -> None:
         self.crawler = crawler
         self.shadow = config.shadow
-        self.report = report
+        self.reporter = reporter
         self.db = db
         self.trail = trail
         """The audit trail (``ROBOTRULES_AUDIT``), if any: each verdict's line."""
@@ -81,13 +81,13 @@ class Verdicts:
         if meta.get(OFFERED) == url:
             return False
         meta[OFFERED] = url
-        self.report.count("offered")
+        self.reporter.count("offered")
         return True
 
     def decided(
         self,
         request: Request,
-        outcome: Decision | DropReason,
+        verdict: Decision | DropReason,
         *,
         scheduling: bool,
         again: bool = False,
@@ -102,27 +102,27 @@ class Verdicts:
         scheduled, decided again under newer rules: counted only if they now
         forbid it (moved from allowed to forbidden, so the counts still add up).
         """
-        report = self.report
+        reporter = self.reporter
         decision: Decision | None = None
         reason: DropReason
-        if isinstance(outcome, Decision):
-            if outcome.allowed:
+        if isinstance(verdict, Decision):
+            if verdict.allowed:
                 if not again:
-                    report.count("allowed")
+                    reporter.count("allowed")
                     request.meta[DECIDED] = request.url
                     if self.trail is not None:
-                        self.trail.request(request, outcome, "allowed")
+                        self.trail.request(request, verdict, "allowed")
                 return None
             if again:
-                report.count("allowed", -1)
-            decision, reason = outcome, RobotsTxtForbidden.of(outcome)
+                reporter.count("allowed", -1)
+            decision, reason = verdict, RobotsTxtForbidden.of(verdict)
         else:
-            reason = outcome
+            reason = verdict
         # The crawl closed on it: nothing to enforce or audit, only to count.
         if isinstance(reason, RobotsTxtNotFetched) or self._stops(
             request, reason, decision, scheduling=scheduling
         ):
-            report.record_drop(request, reason, scheduling=scheduling)
+            reporter.record_drop(request, reason, scheduling=scheduling)
             return reason
         request.meta[DECIDED] = request.url  # shadow mode: let through, counted
         return None
@@ -148,12 +148,12 @@ class Verdicts:
             self.trail.request(request, decision, "forbidden" if forbidden else "unreachable")
         if not self.shadow:
             return True
-        self.report.record_drop(request, exc, scheduling=scheduling)
-        self.report.inc("shadow/would_forbid" if forbidden else "shadow/would_hold")
+        self.reporter.record_drop(request, exc, scheduling=scheduling)
+        self.reporter.inc("shadow/would_forbid" if forbidden else "shadow/would_hold")
         logger.debug(
             "Shadow mode: letting %(request)s through (enforce mode would %(would)s it)",
             {"request": shown(request), "would": "forbid" if forbidden else "hold back"},
-            extra=self.report.spider,
+            extra=self.reporter.spider,
         )
         request.meta[SHADOWED] = request.url
         return False

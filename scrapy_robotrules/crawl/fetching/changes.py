@@ -14,12 +14,12 @@ after none is no change of file: the fetch's outcome tells of it.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_robotrules.crawl import compat, signals
-from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.rule_changes import FileChange as Change
 from scrapy_robotrules.engine.robots.rule_changes import rule_changes
@@ -36,16 +36,18 @@ if TYPE_CHECKING:
 
 __all__ = ["Change", "Changes"]
 
+logger = logging.getLogger(__name__)
+
 
 class Changes:
     """Tells of each file replaced by a different one, in the crawler's stats, log and trail."""
 
     def __init__(
-        self, crawler: Crawler, db: RobotRules, report: Reporter, audit: AuditTrail | None = None
+        self, crawler: Crawler, db: RobotRules, reporter: Reporter, audit: AuditTrail | None = None
     ) -> None:
         self.crawler = crawler
         self.db = db
-        self.report = report
+        self.reporter = reporter
         self.audit = audit
         """The audit trail (``ROBOTRULES_AUDIT``), if any: each change's line."""
         self._sending: set[Deferred[None]] = set()
@@ -65,7 +67,7 @@ class Changes:
         db = self.db
         counts = rule_changes(old, new, db.agent, db.agent_match)
         change = Change(origin, old, new, old_sha, new_sha, counts.added, counts.removed)
-        self.report.inc("changed")
+        self.reporter.inc("changed")
         logger.warning(
             "robots.txt of %(origin)s changed: %(added)d rules added and %(removed)d removed"
             " for %(agent)s (SHA-256 %(old)s to %(new)s)",
@@ -77,7 +79,7 @@ class Changes:
                 "old": old_sha[:12],
                 "new": new_sha[:12],
             },
-            extra=self.report.spider,
+            extra=self.reporter.spider,
         )
         if self.audit is not None:
             self.audit.changed(change, db.agent, entry.fetched_at)

@@ -13,6 +13,7 @@ value: what it means for the origin is :mod:`.fetching.entries`' to say.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import weakref
@@ -38,7 +39,6 @@ from scrapy_robotrules.crawl.fetching.bodies import (
     RobotsBodyMiddleware,
     read_limit,
 )
-from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.crawl.reporting.reporter import ROBOTS_REQUEST
 from scrapy_robotrules.engine.robots.fetch_outcomes import MAX_REDIRECTS
 
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
 
 __all__ = ["DOWNLOAD_SIZE_FACTOR", "ROBOTS_PRIORITY", "SLOW_FETCH", "Downloader", "Fetched"]
+
+logger = logging.getLogger(__name__)
 
 ROBOTS_PRIORITY = 1000
 """Priority of robots.txt requests, as Scrapy's own middleware gives them."""

@@ -15,6 +15,7 @@ the name the audit trail gives it.
 
 from __future__ import annotations
 
+import logging
 import zlib
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from scrapy_robotrules.crawl.fetching.bodies import (
     hidden_encoding,
     response_headers,
 )
-from scrapy_robotrules.crawl.reporting.log import debug_shown, logger
+from scrapy_robotrules.crawl.reporting.log import debug_shown
 from scrapy_robotrules.engine.digests import sha256_of
 from scrapy_robotrules.engine.robots.fetch_outcomes import (
     Outcome,
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.stores import Entry
 
 __all__ = ["FetchRecorder"]
+
+logger = logging.getLogger(__name__)
 
 
 class FetchRecorder:
@@ -141,7 +144,7 @@ class FetchRecorder:
                 extra=self.reporter.spider,
             )
         state.settle(entry)
-        if debug_shown():
+        if debug_shown(logger):
             logger.debug(
                 "robots.txt of %(origin)s: %(outcome)s (HTTP %(status)d),"
                 " fresh for %(lifetime).0f s",

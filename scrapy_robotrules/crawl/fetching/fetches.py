@@ -13,6 +13,7 @@ Each fetch wakes who waits with the origin's new entry, and is told of:
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ from scrapy_robotrules.crawl import compat, signals
 from scrapy_robotrules.crawl.exceptions import FetchClosing
 from scrapy_robotrules.crawl.fetching.changes import Changes
 from scrapy_robotrules.crawl.fetching.origins import Origins, OriginState, wake
-from scrapy_robotrules.crawl.reporting.log import counted, logger
+from scrapy_robotrules.crawl.reporting.log import counted
 from scrapy_robotrules.crawl.robotparser import RobotParser
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Fetches"]
 
+logger = logging.getLogger(__name__)
+
 
 class Fetches:
     """The robots.txt fetches of one crawler, and the origins they are for."""
@@ -55,7 +58,7 @@ class Fetches:
         config: RobotRulesConfig,
         db: RobotRules,
         *,
-        report: Reporter,
+        reporter: Reporter,
         download: Downloader,
         recorder: FetchRecorder,
         politeness: Politeness,
@@ -66,7 +69,7 @@ class Fetches:
         self.crawler = crawler
         self.config = config
         self.db = db
-        self.report = report
+        self.reporter = reporter
         self.download = download
         self.recorder = recorder
         self.politeness = politeness
@@ -77,7 +80,7 @@ class Fetches:
         """``ROBOTRULES_PINNED`` (pinning.py): an origin held by its pin gives up as unreachable."""
         self.audit = audit
         """The audit trail (``ROBOTRULES_AUDIT``), if any: each fetch's line."""
-        self.changes = Changes(crawler, db, report, audit)
+        self.changes = Changes(crawler, db, reporter, audit)
         """A file other than the one it replaces, told of (changes.py)."""
         self._running: set[Deferred[None] | asyncio.Task[None]] = set()
         """The fetches under way (an asyncio loop holds its tasks only weakly)."""
@@ -102,7 +105,7 @@ class Fetches:
             state.retry_call.cancel()
             state.retry_call = None
         if refresh:
-            self.report.inc("refreshed")
+            self.reporter.inc("refreshed")
         # On the next turn of the loop, so that whoever asked is waiting
         # before the fetch can end: an asyncio task's first step runs there
         # (no timer and no Deferred around it: either is costly to make, and
@@ -123,7 +126,7 @@ class Fetches:
             logger.error(
                 "Error in the robots.txt fetch task",
                 exc_info=task.exception(),
-                extra=self.report.spider,
+                extra=self.reporter.spider,
             )
 
     def hold(self, state: OriginState, entry: Entry, now: float, since: float) -> None:
@@ -138,11 +141,11 @@ class Fetches:
         """The entry the origin's current (or next) fetch ends with; ``None``: no rules."""
         waiter: Deferred[Entry | None] = Deferred()
         state.waiters.append(waiter)
-        self.report.waiting(1)
+        self.reporter.waiting(1)
         try:
             return await maybe_deferred_to_future(waiter)
         finally:
-            self.report.waiting(-1)
+            self.reporter.waiting(-1)
             if waiter in state.waiters:
                 state.waiters.remove(waiter)
 
@@ -180,7 +183,7 @@ class Fetches:
                     "timeout": self.config.unreachable_timeout,
                     "error": held.reason if pinned and held else state.last_error or "no answer",
                 },
-                extra=self.report.spider,
+                extra=self.reporter.spider,
             )
         wake(waiters, self.db.entry(state.robots_url))
         if not state.waiters and state.retry_call is not None:
@@ -221,7 +224,7 @@ class Fetches:
         fleet = leases.fleet
         entry = await leases.take_or_wait(state.name, lambda: fleet.refresh(state.name))
         if entry is not None:
-            self.report.inc("fleet/waited")
+            self.reporter.inc("fleet/waited")
             self.recorder.adopt(state, entry)
             return entry
         with leases.held(state.name):
@@ -242,12 +245,12 @@ class Fetches:
                 "Error fetching %(url)s",
                 {"url": state.robots_url},
                 exc_info=True,
-                extra=self.report.spider,
+                extra=self.reporter.spider,
             )
             detail = f"{type(exc).__name__}: {exc}"
             entry = self.recorder.unreachable(state, None, state.robots_url, detail)
         seconds = time.monotonic() - started
-        self.report.fetched(seconds, state.robots_url, len(self.db), self.db.evicted)
+        self.reporter.fetched(seconds, state.robots_url, len(self.db), self.db.evicted)
         if self.audit is not None:
             self.audit.fetched(state.name, entry, seconds, state.last_error)
         change = self.changes.observe(state.name, previous, entry)

@@ -14,11 +14,11 @@ the fleet, and each crawler holds the origin by its own pins.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robotrules.crawl.config.table import value
 from scrapy_robotrules.crawl.exceptions import RobotsTxtPinMismatch
-from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.crawl.requestmeta import origin_for
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.stores import Entry, RulesStore
 
 __all__ = ["SETTING", "Held", "PinHolds"]
+
+logger = logging.getLogger(__name__)
 
 SETTING = "ROBOTRULES_PINNED"
 
@@ -72,20 +74,20 @@ def _live(entry: Entry) -> _Live:
 class PinHolds:
     """The crawler's pins, and the origins they hold now."""
 
-    def __init__(self, pins: Pins, report: Reporter, store: RulesStore) -> None:
+    def __init__(self, pins: Pins, reporter: Reporter, store: RulesStore) -> None:
         self.pins = pins
         self.store = store
-        self.report = report
+        self.reporter = reporter
         self._held: dict[str, Held] = {}
         """Origins held now; at most one per pinned origin met."""
 
     @classmethod
     def from_settings(
-        cls, settings: BaseSettings, report: Reporter, store: RulesStore
+        cls, settings: BaseSettings, reporter: Reporter, store: RulesStore
     ) -> PinHolds | None:
         """The pins (read through the setting table), ``None`` when there are none."""
         pins: Pins = value(settings, SETTING)
-        return cls(pins, report, store) if pins.any else None
+        return cls(pins, reporter, store) if pins.any else None
 
     def differs(self, origin: str, entry: Entry) -> bool:
         """Whether ``entry`` is not the file pinned for ``origin`` (no pin: it never differs)."""
@@ -118,19 +120,19 @@ class PinHolds:
                     "robots.txt of %(origin)s is its pinned file again:"
                     " its requests are no longer parked",
                     {"origin": origin},
-                    extra=self.report.spider,
+                    extra=self.reporter.spider,
                 )
             return None
         held = self._held.get(origin)
         if held is None:
             held = self._held[origin] = Held(now, expected, live.sha256)
-            self.report.inc("pinned/held")
+            self.reporter.inc("pinned/held")
             logger.warning(
                 "robots.txt of %(origin)s differs from its pin in ROBOTRULES_PINNED:"
                 " pinned SHA-256 %(expected)s, live %(live)s; its requests are parked"
                 " and dropped after ROBOTRULES_UNREACHABLE_TIMEOUT until the pin is changed",
                 {"origin": origin, "expected": expected, "live": live.what},
-                extra=self.report.spider,
+                extra=self.reporter.spider,
             )
         else:
             held.actual = live.sha256

@@ -127,14 +127,14 @@ class TdmRepFiles:
         *,
         config: RobotRulesConfig,
         clock: Callable[[], float],
-        report: Reporter,
+        reporter: Reporter,
         download: Downloader,
         leases: Leases | None,
     ) -> None:
         self.crawler = crawler
         self.config = config
         self.clock = clock
-        self.report = report
+        self.reporter = reporter
         self.download = download
         self.leases = leases
         self.fleet = leases.fleet if leases is not None else None
@@ -177,7 +177,7 @@ class TdmRepFiles:
         )
 
     def _inc(self, key: str) -> None:
-        self.report.inc(f"{STATS}{key}")
+        self.reporter.inc(f"{STATS}{key}")
 
     # Fetching: called by the manager's fetch of the origin, after robots.txt.
 

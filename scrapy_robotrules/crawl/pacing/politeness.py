@@ -16,13 +16,13 @@ and a crawl of sites without delays would pay for a lookup at each call.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
 from scrapy_robotrules.crawl.config.settings import named_for_robots
-from scrapy_robotrules.crawl.reporting.log import logger
 from scrapy_robotrules.crawl.requestmeta import origin_for
 from scrapy_robotrules.engine.operator_tools.site_delays import site_delay
 from scrapy_robotrules.engine.operator_tools.site_policies import Policies, plain
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.stores import CachedStore, Entry
 
 __all__ = ["FLEET_MARGIN", "LATE_SHARE", "MAX_DELAY_JITTER", "MAX_REBOOKINGS", "Politeness"]
+
+logger = logging.getLogger(__name__)
 
 MAX_REBOOKINGS = 3
 AGENTS = 64

@@ -5,7 +5,7 @@ and the usage preferences (a refused purpose): ``mark`` (the default) sets
 a field holding the reason through itemadapter, and keeps the item; an
 item that cannot take the field is kept unmarked, counted, and the first
 one logged as a WARNING. ``drop`` drops it with Scrapy's ``item_dropped``
-signal; ``ignore`` keeps it as it is. Every outcome is counted.
+signal; ``ignore`` keeps it as it is. Each is counted.
 
 SPEC: none (page directives and usage preferences go beyond robots.txt).
 """

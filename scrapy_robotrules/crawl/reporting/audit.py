@@ -62,10 +62,10 @@ if TYPE_CHECKING:
     from scrapy_robotrules.engine.robots.rule_changes import FileChange as Change
     from scrapy_robotrules.engine.stores import Entry
 
-__all__ = ["AuditReport", "AuditTrail", "AuditWriter"]
+__all__ = ["AuditReporter", "AuditTrail", "AuditWriter"]
 
 
-class AuditReport(Protocol):
+class AuditReporter(Protocol):
     """What the trail tells the reporter (which holds the trail: given, not imported)."""
 
     @property
@@ -266,12 +266,12 @@ class AuditTrail:
         cap: int,
         mode: str,
         db: RobotRules,
-        report: AuditReport,
+        reporter: AuditReporter,
     ) -> None:
         self.crawler = crawler
         self.mode = mode
         self.db = db
-        self.report = report
+        self.reporter = reporter
         try:
             cls = load_object(storage_class(crawler.settings, uri))
             self.storage = build_from_crawler(cls, crawler, uri, feed_options={"overwrite": False})
@@ -296,14 +296,19 @@ class AuditTrail:
         config: OperatorConfig,
         *,
         db: RobotRules,
-        report: Reporter,
+        reporter: Reporter,
         policies: SitePolicies | None,
     ) -> AuditTrail | None:
         """The trail ``ROBOTRULES_AUDIT`` asks for, if any: given to each part that writes to it."""
         if config.audit is None:
             return None
         trail = cls(
-            crawler, config.audit, cap=config.audit_buffer, mode=config.mode, db=db, report=report
+            crawler,
+            config.audit,
+            cap=config.audit_buffer,
+            mode=config.mode,
+            db=db,
+            reporter=reporter,
         )
         trail.policies = policies
         return trail
@@ -316,7 +321,7 @@ class AuditTrail:
         return policy.pattern if policy is not None else None
 
     def _synced(self) -> None:
-        self.report.inc("audit/sync_writes")
+        self.reporter.inc("audit/sync_writes")
 
     def _add(self, line: str) -> None:
         self.writer.add(line)
@@ -401,10 +406,10 @@ class AuditTrail:
         stored, lost, error = writer.written, writer.lost, writer.error
         if refused is not None:  # nothing reached the storage
             stored, lost, error = 0, stored + lost, refused
-        self.report.inc("audit/lines", stored)
+        self.reporter.inc("audit/lines", stored)
         if error is None:
             return
-        self.report.inc("audit/lost", lost)
+        self.reporter.inc("audit/lost", lost)
         logger.error(
             "The audit trail could not be %(what)s (%(error)s): %(lost)d lines lost"
             " (robotrules/audit/lost)",
@@ -413,7 +418,7 @@ class AuditTrail:
                 "error": text_without_credentials(f"{type(error).__name__}: {error}"),
                 "lost": lost,
             },
-            extra=self.report.spider,
+            extra=self.reporter.spider,
         )
 
     async def _store(self) -> BaseException | None:

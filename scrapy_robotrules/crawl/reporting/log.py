@@ -1,6 +1,8 @@
-"""The package's crawl logger, and URLs and requests shown in log lines without credentials.
+"""What log lines show: URLs and requests without credentials, counts, and DEBUG lines
+only when a handler may show them.
 
-A leaf: any part logs through :data:`logger` without importing the reporter.
+A leaf: any part imports it without importing the reporter. Each part logs
+through a logger named after its module.
 SPEC 8 (nothing secret reaches a log line).
 """
 
@@ -14,10 +16,7 @@ from scrapy.utils.url import strip_url
 if TYPE_CHECKING:
     from scrapy import Request
 
-__all__ = ["counted", "debug_shown", "logger", "shown", "shown_url"]
-
-logger = logging.getLogger("scrapy_robotrules.crawl.manager")
-"""The manager's logger, as before the manager was split into parts."""
+__all__ = ["counted", "debug_shown", "shown", "shown_url"]
 
 
 def shown_url(url: str) -> str:
@@ -25,8 +24,8 @@ def shown_url(url: str) -> str:
     return strip_url(url, strip_credentials=True, strip_default_port=False)
 
 
-def debug_shown() -> bool:
-    """Whether a DEBUG line of :data:`logger` may reach a handler at all.
+def debug_shown(logger: logging.Logger) -> bool:
+    """Whether a DEBUG line of ``logger`` may reach a handler at all.
 
     Scrapy leaves loggers' levels unset and gives its handler ``LOG_LEVEL``:
     ``isEnabledFor(DEBUG)`` then holds, and a line no handler shows is still

@@ -24,7 +24,7 @@ from scrapy_robotrules.crawl.exceptions import (
     RobotsTxtUnreachable,
 )
 from scrapy_robotrules.crawl.reporting.builtin_stats import BuiltinStats
-from scrapy_robotrules.crawl.reporting.log import counted, logger, shown
+from scrapy_robotrules.crawl.reporting.log import counted, shown
 from scrapy_robotrules.crawl.reporting.startdenied import DeniedStarts
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 
 __all__ = ["BATCHED", "FLUSH_SECONDS", "ROBOTS_REQUEST", "STATS_PREFIX", "Reporter"]
+
+logger = logging.getLogger(__name__)
 
 
 STATS_PREFIX = "robotrules/"

@@ -18,16 +18,19 @@ import sys
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from scrapy import Request
+from scrapy.squeues import MarshalFifoDiskQueue, PickleFifoDiskQueue
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 import scrapy_robotrules.crawl.manager  # (every module that computes origins)
 from scrapy_robotrules import Addon
 from scrapy_robotrules.crawl.manager import RobotsManager
+from scrapy_robotrules.crawl.requestmeta import carried_in
 from scrapy_robotrules.crawl.signals import robotrules_fetched
 from scrapy_robotrules.engine.robots.urls import origin_of
 from scrapy_robotrules.engine.stores import Entry
@@ -250,7 +253,7 @@ def test_an_allowed_answer_kept_for_duplicates_keeps_no_decision_alive() -> None
     del decision
     gc.collect()
     assert kept() is None
-    assert manager.answers.by_url["http://site.test/page"][5] is not None  # duplicates take it
+    assert manager.answers.by_url["http://site.test/page"].carried is not None  # duplicates take it
     again = manager.decide_now(Request("http://site.test/page"))
     assert again is not None
     assert again.allowed
@@ -471,3 +474,32 @@ async def test_a_request_resumed_from_jobdir_is_decided_under_the_new_crawls_fil
     assert stat(second, "forbidden") == 1
     assert stat(second, "parked") == 1
     assert identity_holds(second)
+
+
+@pytest.mark.parametrize(
+    "queue_class", [PickleFifoDiskQueue, MarshalFifoDiskQueue], ids=["pickle", "marshal"]
+)
+def test_a_decided_request_is_saved_by_either_disk_queue_and_its_decision_holds_after(
+    queue_class: Any, tmp_path: Path
+) -> None:
+    """A ``JOBDIR`` crawl may save its requests with either of Scrapy's disk queues
+    (``SCHEDULER_DISK_QUEUE``): marshal takes plain values only. What a request carries
+    of its decision comes back as a plain tuple, as one saved by an older version does."""
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ADDONS": {Addon: 0}})
+    manager = RobotsManager.for_crawler(crawler)
+    manager.db.parse("http://site.test/robots.txt", b"User-agent: *\nDisallow: /private\n")
+    request = Request("http://site.test/page")
+    decision = manager.decide_now(request)
+    assert decision is not None
+    assert decision.allowed
+    queue = queue_class.from_crawler(crawler, str(tmp_path / "queue"))
+    queue.push(request)
+    saved = queue.pop()
+    queue.close()
+    assert saved is not None
+    assert saved.url == request.url
+    carried = carried_in(saved.meta)
+    assert carried is not None
+    assert carried.url == request.url
+    assert carried.origin == "http://site.test"
+    assert manager.carrier.fresh_for(carried, saved) > 0.0  # the downloader reuses it

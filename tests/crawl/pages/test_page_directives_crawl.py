@@ -353,6 +353,19 @@ async def test_a_nofollow_drop_reaches_the_errback_with_why(mockserver: MockServ
     assert stats["robotrules/offered"] == stats["robotrules/allowed"]
 
 
+@async_test
+async def test_without_the_downloader_middleware_a_nofollow_drop_with_an_errback_is_dropped(
+    mockserver: MockServer,
+) -> None:
+    # Nothing would raise why at the downloader: the drop is told with request_dropped.
+    off = {"DOWNLOADER_MIDDLEWARES": {"scrapy_robotrules.RobotRulesMiddleware": None}}
+    result = await crawl(mockserver, off, spider=ErrbackPageSpider)
+    expected = sorted(mockserver.url(HOST, "/from" + path) for path in NOFOLLOWED)
+    assert sorted(result.spider.dropped) == expected
+    assert result.failures == []
+    assert not any(followed(mockserver, path) for path in NOFOLLOWED)
+
+
 class Page(scrapy.Item):
     url = scrapy.Field()
 

@@ -72,7 +72,7 @@ async def test_one_line_per_decided_request_and_per_fetch_and_the_command_reads_
     decided = sum(stat(result, key) for key in ("allowed", "forbidden", "unreachable"))
     assert len(requests) == decided == len(urls)
     assert stat(result, "audit/lines") == len(lines)
-    assert len(fetches) == RobotsManager.for_crawler(result.crawler).report.fetches >= 2
+    assert len(fetches) == RobotsManager.for_crawler(result.crawler).reporter.fetches >= 2
     by_url = {line["url"]: line for line in requests}
     private = by_url[mockserver.url("a.test", "/private/1")]
     assert private["decision"] == "forbidden"
@@ -283,7 +283,7 @@ async def test_an_upload_refused_at_close_is_one_error_and_every_line_lost(
     target = f"ftp://bob:s3cret@127.0.0.1:{refusing_port}/audit.jsonl"
     settings = {**SETTINGS, "ROBOTRULES_AUDIT": target}
     result = await run_spider(RecordingSpider, settings, start_urls=urls)
-    fetches = RobotsManager.for_crawler(result.crawler).report.fetches
+    fetches = RobotsManager.for_crawler(result.crawler).reporter.fetches
     assert stat(result, "audit/lines") == 0
     assert stat(result, "audit/lost") == len(urls) + fetches
     (error,) = _errors(result)

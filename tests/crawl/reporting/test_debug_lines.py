@@ -1,4 +1,4 @@
-"""DEBUG lines of the manager's logger are only made when some handler may show them."""
+"""DEBUG lines of the package's loggers are only made when some handler may show them."""
 
 from __future__ import annotations
 
@@ -7,14 +7,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from scrapy_robotrules.crawl.reporting.log import debug_shown, logger
+from scrapy_robotrules.crawl.reporting.log import debug_shown
+
+logger = logging.getLogger(__name__)
+"""A logger as the package's parts have, named after its module."""
 
 
 @pytest.fixture
 def quiet() -> Iterator[logging.Handler]:
     """Logging as Scrapy sets it up: DEBUG enabled, one handler at LOG_LEVEL.
 
-    On the manager's logger itself, not propagated: pytest's own handlers
+    On the logger itself, not propagated: pytest's own handlers
     take every level.
     """
     saved = logger.handlers[:], logger.level, logger.propagate
@@ -31,22 +34,22 @@ def quiet() -> Iterator[logging.Handler]:
 def test_no_debug_line_is_made_for_handlers_above_debug(quiet: logging.Handler) -> None:
     logger.handlers[:] = [quiet]  # without pytest's, added since
     assert logger.isEnabledFor(logging.DEBUG)
-    assert not debug_shown()
+    assert not debug_shown(logger)
 
 
 def test_a_debug_handler_or_a_filter_gets_its_lines(quiet: logging.Handler) -> None:
     logger.handlers[:] = [quiet]
     quiet.setLevel(logging.DEBUG)
-    assert debug_shown()
+    assert debug_shown(logger)
     quiet.setLevel(logging.WARNING)
     raise_all = logging.Filter()
     logger.addFilter(raise_all)  # a filter may change a record's level
     try:
-        assert debug_shown()
+        assert debug_shown(logger)
     finally:
         logger.removeFilter(raise_all)
 
 
 def test_no_handler_at_all_is_left_to_logging(quiet: logging.Handler) -> None:
     logger.handlers[:] = []
-    assert debug_shown()
+    assert debug_shown(logger)
