@@ -76,11 +76,14 @@ class RobotRulesMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.manager = RobotsManager.for_component(crawler)
-        self.reporter = self.manager.reporter
-        self.slot_wait = self.manager.slot_wait
-        self.carrier = self.manager.carrier
-        self.sitemaps = Sitemaps(crawler, self.manager)
+        parts = RobotsManager.for_component(crawler)
+        self.decider = parts.decider
+        self.verdicts = parts.verdicts
+        self.politeness = parts.politeness
+        self.reporter = parts.reporter
+        self.slot_wait = parts.slot_wait
+        self.carrier = parts.carrier
+        self.sitemaps = Sitemaps(crawler, parts.policies, parts.fetches, parts.reporter)
         """Sitemaps from the same fetch (sitemaps.py): a SitemapSpider's robots.txt answered."""
         self.builtin_beside = (
             compat.component_priority(
@@ -108,7 +111,7 @@ class RobotRulesMiddleware:
         self, request: Request, spider: Spider | None = None
     ) -> Request | Response | None:
         # ``spider``: Scrapy 2.13 passes it; 2.14+ passes it only to methods that require it.
-        manager = self.manager
+        decider = self.decider
         meta = request.meta
         url = request.url
         decided = meta.get(DECIDED)
@@ -122,8 +125,8 @@ class RobotRulesMiddleware:
                 # Scrapy's middleware then has no parser for the origin: it allows
                 # every request, and this one decides (see the WARNING above).
                 raise IgnoreRequest(f"robots.txt fetched by {OURS} instead")
-            if not manager.checks(request):
-                manager.politeness.watch_unchecked(request)
+            if not decider.checks(request):
+                self.politeness.watch_unchecked(request)
                 return None
             if url.endswith("/robots.txt"):  # sitemaps.py: answered from the origin's fetch
                 answer = await self.sitemaps.answer(request)
@@ -144,14 +147,14 @@ class RobotRulesMiddleware:
                 if left < self.slot_wait.horizon and self.slot_wait.sends_back(request, left):
                     return self._decide_again_later(request)
             elif meta.get(SHADOWED) != url:
-                pins = manager.pins  # pinning.py: held by its pin, it waits parked, not here
-                if manager.refresh_due(request) or (pins is not None and pins.differ(request)):
+                # pinning.py: held by its pin, it waits parked, not here
+                if decider.refresh_due(request) or decider.held_by_pin(request):
                     return self._decide_again_later(request)
                 if not await self._recheck(request):
                     return None
         else:
             await self._decide(request)
-        if (turn := manager.politeness.pace(request, agent)) is not None:
+        if (turn := self.politeness.pace(request, agent)) is not None:
             await turn
         return None
 
@@ -160,11 +163,11 @@ class RobotRulesMiddleware:
 
         ``engine.download_async`` callers' requests, which never meet the scheduler.
         """
-        verdicts = self.manager.verdicts
+        verdicts = self.verdicts
         verdicts.offered(request.meta, request.url)
         verdict: Decision | DropReason
         try:
-            verdict = await self.manager.decide(request)
+            verdict = await self.decider.decide(request)
         except (RobotsTxtUnreachable, RobotsTxtNotFetched) as exc:
             verdict = exc
         dropped = verdicts.decided(request, verdict, scheduling=False)
@@ -197,10 +200,10 @@ class RobotRulesMiddleware:
         Whether it is then paced: not when no decision could be had.
         """
         try:
-            decision = await self.manager.decide(request)
+            decision = await self.decider.decide(request)
         except IgnoreRequest:
             return False  # allowed by the rules it was scheduled under
-        dropped = self.manager.verdicts.decided(request, decision, scheduling=False, again=True)
+        dropped = self.verdicts.decided(request, decision, scheduling=False, again=True)
         if dropped is not None:
             raise dropped
         return True

@@ -52,8 +52,7 @@ from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.config.table import value
 from scrapy_robotrules.crawl.exceptions import DropReason, RobotsTxtUnreachable
 from scrapy_robotrules.crawl.manager import RobotsManager
-from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, OFFERED, PARKED, carry, same_rules
-from scrapy_robotrules.engine.stores.memory import WeightedLRU
+from scrapy_robotrules.crawl.requestmeta import AGAIN, DECIDED, PARKED
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -69,7 +68,6 @@ __all__ = ["DEFAULT_INNER", "RobotRulesScheduler", "is_robots_scheduler"]
 
 DEFAULT_INNER = "scrapy.core.scheduler.Scheduler"
 """The scheduler wrapped when ``ROBOTRULES_SCHEDULER`` names none: Scrapy's own."""
-_AGENT = b"User-Agent"
 
 
 class RobotRulesScheduler(BaseScheduler):
@@ -79,19 +77,16 @@ class RobotRulesScheduler(BaseScheduler):
         self.crawler = crawler
         self.inner = inner
         """The configured scheduler (``ROBOTRULES_SCHEDULER``): it queues what is let in."""
-        self.manager: RobotsManager | None = None
-        """``None`` when the crawl does not obey robots.txt: every request goes in as it is."""
         self._dropped: list[tuple[Request, DropReason]] = []
         """Requests kept out of the queue, not yet told of (see :meth:`settle`)."""
-        if crawler.settings.getbool("ROBOTSTXT_OBEY"):
-            manager = self.manager = RobotsManager.for_crawler(crawler)
-            self._answers = manager.answers.by_url
-            store = manager.db.store
-            # A duplicate is no use of its origin's rules (the inner scheduler
-            # drops it): the in-memory store is asked without moving the origin up.
-            self._held = store.peek if isinstance(store, WeightedLRU) else store.get
-            self._request_agents = manager.politeness.request_agents
-            self._reporter = manager.reporter
+        self.obeys = crawler.settings.getbool("ROBOTSTXT_OBEY")
+        """Whether the crawl obeys robots.txt; if not, every request goes in as it is."""
+        if self.obeys:
+            parts = RobotsManager.for_crawler(crawler)
+            self.decider = parts.decider
+            self.verdicts = parts.verdicts
+            self.parking = parts.parking
+            self.reporter = parts.reporter
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -113,8 +108,8 @@ class RobotRulesScheduler(BaseScheduler):
         It saves them with its queue (``JOBDIR``, ``SCHEDULER_PERSIST``);
         without either they are counted lost instead (:meth:`.Parking.take_parked`).
         """
-        if self.manager is not None:
-            for request in self.manager.take_parked():
+        if self.obeys:
+            for request in self.parking.take_parked():
                 self.inner.enqueue_request(request)
             self.settle(closing=True)
         return self.inner.close(reason)
@@ -123,8 +118,7 @@ class RobotRulesScheduler(BaseScheduler):
         """Queued requests, parked ones, robots.txt fetches under way or drops not told yet."""
         if self.inner.has_pending_requests():
             return True
-        manager = self.manager
-        return manager is not None and (manager.pending() or bool(self._dropped))
+        return self.obeys and (self.parking.pending() or bool(self._dropped))
 
     def next_request(self) -> Request | None:
         return self.inner.next_request()
@@ -132,60 +126,37 @@ class RobotRulesScheduler(BaseScheduler):
     def __len__(self) -> int:
         """The inner scheduler's queued requests (if it counts them) and the parked ones."""
         queued = len(self.inner) if hasattr(self.inner, "__len__") else 0
-        return queued + (self.manager.parked() if self.manager is not None else 0)
+        return queued + (len(self.parking) if self.obeys else 0)
 
     # Deciding.
 
     def enqueue_request(self, request: Request) -> bool:
         """Queue ``request`` if its origin's rules allow it; else park it, or drop it.
 
-        A duplicate of a URL allowed for the crawler's own agent, under the
-        robots.txt entry still held (not whether it is still fresh: the inner
-        scheduler drops a duplicate, and the downloader middleware asks again
-        for one it keeps), is counted offered and allowed, and goes on.
         ``True`` for a request parked, or dropped and told of later (:meth:`settle`).
         """
-        manager = self.manager
-        if manager is None:
+        if not self.obeys or self.decider.allowed_again(request):
             return self.inner.enqueue_request(request)
-        url = request.url
-        answer = self._answers.get(url)
-        carried = None if answer is None else answer.carried
-        if carried is not None:
-            meta = request.meta
-            if (meta.get(OFFERED) != url and not meta.get("dont_obey_robotstxt")) and (
-                same_rules(self._held(carried.origin), carried.generation)
-                # No User-Agent of its own to ask about instead of the crawler's.
-                and not (self._request_agents and compat.request_header(request, _AGENT))
-            ):
-                meta[OFFERED] = meta[DECIDED] = url
-                carry(meta, carried)
-                reporter = self._reporter
-                reporter.allowed_again += 1
-                if reporter.flush_call is None:
-                    reporter.schedule_flush()
-                return self.inner.enqueue_request(request)
-        admitted = self._admit(manager, request)
+        admitted = self._admit(request)
         if admitted is None:
             return True  # parked, or dropped and told of on the loop's next turn
         return admitted and self.inner.enqueue_request(request)
 
-    def _admit(self, manager: RobotsManager, request: Request) -> bool | None:
+    def _admit(self, request: Request) -> bool | None:
         """Whether ``request`` goes on to the inner scheduler; ``None`` if kept here.
 
         Counted once per URL a request lineage reaches: a parked request
         offered again, or a retry of a URL already decided, is not counted
         again; a redirect to another URL is a new offer, decided for its own
-        origin and path. ``False`` for a request refused outright (the crawl
-        is closing, its origin's rules unknown): the engine tells of it.
+        origin and path.
         """
+        decider = self.decider
         meta = request.meta
         url = request.url
-        verdicts = manager.verdicts
         again = False
-        if verdicts.offered(meta, url):
-            if not manager.checks(request):
-                manager.reporter.count("unchecked")
+        if self.verdicts.offered(meta, url):
+            if not decider.checks(request):
+                self.reporter.count("unchecked")
                 return True
         else:
             decided = meta.get(DECIDED)
@@ -193,27 +164,27 @@ class RobotRulesScheduler(BaseScheduler):
             # through for its errback. Not a decision on the URL a redirect
             # came from: the redirect parked for its own origin's rules is
             # decided (or parked again) as it is offered again.
-            if decided == url or isinstance(decided, Exception) or not manager.checks(request):
+            if decided == url or isinstance(decided, Exception) or not decider.checks(request):
                 return True
             # Back from the downloader, its rules past their age: decided under the next file.
             again = meta.pop(AGAIN, None) == url
         verdict: Decision | RobotsTxtUnreachable | None
         try:
-            verdict = manager.decide_fresh_now(request) if again else manager.decide_now(request)
+            verdict = decider.decide_fresh_now(request) if again else decider.decide_now(request)
         except RobotsTxtUnreachable as exc:
             verdict = exc
         if verdict is None:
-            if manager.park(request):
+            if self.parking.park(request):
                 if meta.get(PARKED) != url:
                     meta[PARKED] = url
-                    manager.reporter.count("parked")
+                    self.reporter.count("parked")
                 return None
             try:
-                manager.hand_over(request)  # the crawl is closing
+                self.parking.hand_over(request)  # the crawl is closing
             except IgnoreRequest:
                 return None
             return True
-        dropped = verdicts.decided(request, verdict, scheduling=True)
+        dropped = self.verdicts.decided(request, verdict, scheduling=True)
         return True if dropped is None else self._drop(request, dropped)
 
     def _drop(self, request: Request, exc: DropReason) -> bool | None:

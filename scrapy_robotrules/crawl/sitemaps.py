@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from scrapy_robotrules.crawl.manager import RobotsManager
+    from scrapy_robotrules.crawl.config.policy_lookup import SitePolicies
+    from scrapy_robotrules.crawl.fetching.fetches import Fetches
+    from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.robots.robotstxt import RobotsTxt
 
 __all__ = ["ANSWERED", "Sitemaps"]
@@ -51,10 +53,14 @@ _MAX_SITEMAP = 50 * 1024 * 1024
 class Sitemaps:
     """The Sitemap lines of the fetched robots.txt, handed to the spider."""
 
-    def __init__(self, crawler: Crawler, manager: RobotsManager) -> None:
+    def __init__(
+        self, crawler: Crawler, policies: SitePolicies, fetches: Fetches, reporter: Reporter
+    ) -> None:
         settings = crawler.settings
         self.crawler = crawler
-        self.manager = manager
+        self.policies = policies
+        self.fetches = fetches
+        self.reporter = reporter
         self.schedule_sitemaps: bool = value(settings, "ROBOTRULES_SCHEDULE_SITEMAPS")
         self.follow: tuple[re.Pattern[str], ...] = value(settings, "ROBOTRULES_SITEMAP_FOLLOW")
         self.rules: tuple[tuple[re.Pattern[str], str], ...] = value(
@@ -70,21 +76,16 @@ class Sitemaps:
         """The spider's own robots.txt request answered from the origin's fetch, or ``None``."""
         if not isinstance(self.crawler.spider, SitemapSpider):
             return None
-        manager = self.manager
         origin = origin_for(request)
         if request.url != f"{origin}/robots.txt":
             return None
-        policy = manager.policies.for_origin(origin)
+        policy = self.policies.for_origin(origin)
         if policy is not None and (policy.ignore or policy.robots_txt is not None):
             return None  # not fetched here: the spider downloads the site's file
-        entry = manager.db.store.get(origin)
-        if entry is None or not entry.is_fresh(manager.db.clock()):
-            state = manager.origins.state(origin, request)
-            manager.fetches.start(state, request)
-            entry = await manager.fetches.wait(state)
+        entry = await self.fetches.fresh_entry(origin, request)
         if entry is None or entry.outcome is Outcome.UNREACHABLE:
             return None  # the spider tries it itself
-        manager.reporter.inc("sitemaps/answered")
+        self.reporter.inc("sitemaps/answered")
         robots = entry.robots if entry.outcome is Outcome.RULES else None
         sitemaps = robots.sitemaps if robots is not None else []
         body = "".join(f"Sitemap: {url}\n" for url in sitemaps).encode()
@@ -117,7 +118,7 @@ class Sitemaps:
     def _followed(self, urls: list[str]) -> Iterator[str]:
         for url in urls:
             if any(pattern.search(url) for pattern in self.follow):
-                self.manager.reporter.inc("sitemaps/scheduled")
+                self.reporter.inc("sitemaps/scheduled")
                 yield url
 
     def _sitemap_request(self, url: str) -> Request:

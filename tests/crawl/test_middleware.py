@@ -181,7 +181,7 @@ async def test_http_and_https_are_different_origins() -> None:
 
     def decide(request: Request) -> Awaitable[Decision]:
         # A task under asyncio, as Scrapy runs the middleware: the test itself runs as a Deferred.
-        return as_scrapy_runs(manager.decide(request))
+        return as_scrapy_runs(manager.decider.decide(request))
 
     assert not (await decide(Request("http://site.test/a"))).allowed
     assert (await decide(Request("http://site.test/b"))).allowed
@@ -203,12 +203,12 @@ async def test_http_and_https_are_different_origins() -> None:
 async def test_decide_now_starts_the_fetch_and_decides_once_it_is_done() -> None:
     manager, engine = _manager({"http://site.test/robots.txt": (200, PRIVATE)})
     request = Request("http://site.test/private/x")
-    assert manager.decide_now(request) is None
-    assert manager.decide_now(request) is None
-    decision = await as_scrapy_runs(manager.decide(request))
+    assert manager.decider.decide_now(request) is None
+    assert manager.decider.decide_now(request) is None
+    decision = await as_scrapy_runs(manager.decider.decide(request))
     assert not decision.allowed
     assert decision.reason == "disallowed by Disallow: /private (line 2)"
-    now = manager.decide_now(Request("http://site.test/public"))
+    now = manager.decider.decide_now(Request("http://site.test/public"))
     assert now is not None
     assert now.allowed
     assert engine.asked == ["http://site.test/robots.txt"]
@@ -223,7 +223,9 @@ def test_the_manager_is_one_per_crawler() -> None:
 
 def test_checks_skips_what_robots_txt_has_no_say_on() -> None:
     manager, _ = _manager({})
-    assert manager.checks(Request("http://site.test/"))
-    assert not manager.checks(Request("http://site.test/", meta={"dont_obey_robotstxt": True}))
-    assert not manager.checks(Request("data:,x"))
-    assert not manager.checks(Request("file:///page.html"))
+    assert manager.decider.checks(Request("http://site.test/"))
+    assert not manager.decider.checks(
+        Request("http://site.test/", meta={"dont_obey_robotstxt": True})
+    )
+    assert not manager.decider.checks(Request("data:,x"))
+    assert not manager.decider.checks(Request("file:///page.html"))

@@ -111,5 +111,5 @@ def test_the_add_on_keeps_a_scheduler_the_project_configured_inside_at_its_prior
 def test_a_crawl_that_does_not_obey_robots_txt_passes_every_request_on() -> None:
     crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": False})
     scheduler = RobotRulesScheduler.from_crawler(crawler)
-    assert scheduler.manager is None
+    assert scheduler.obeys is False
     assert type(scheduler.inner) is Scheduler

@@ -187,7 +187,7 @@ def pause(seconds: float) -> Step:
 
 async def settled(spider: StepSpider) -> None:
     """A step: wait until no robots.txt fetch is under way (a refresh a request started)."""
-    await until(lambda: not spider.manager().pending())
+    await until(lambda: not spider.manager().parking.pending())
 
 
 class ChainSpider(RecordingSpider):

@@ -65,6 +65,7 @@ class Fetches:
         leases: Leases | None,
         tdmrep: TdmRepFiles | None,
         audit: AuditTrail | None = None,
+        pins: PinHolds | None = None,
     ) -> None:
         self.crawler = crawler
         self.config = config
@@ -76,7 +77,7 @@ class Fetches:
         self.leases = leases
         self.tdmrep = tdmrep
         self.origins = Origins(config.cache_size)
-        self.pins: PinHolds | None = None
+        self.pins = pins
         """``ROBOTRULES_PINNED`` (pinning.py): an origin held by its pin gives up as unreachable."""
         self.audit = audit
         """The audit trail (``ROBOTRULES_AUDIT``), if any: each fetch's line."""
@@ -88,6 +89,15 @@ class Fetches:
     def closing(self) -> bool:
         """Whether the crawl is stopping or its spider closing: no new fetch or retry starts."""
         return compat.crawl_closing(self.crawler)
+
+    async def fresh_entry(self, origin: str, request: Request) -> Entry | None:
+        """The entry of ``origin``, fresh: the one held, else fetched (and waited for) now."""
+        entry = self.db.store.get(origin)
+        if entry is None or not entry.is_fresh(self.db.clock()):
+            state = self.origins.state(origin, request)
+            self.start(state, request)
+            entry = await self.wait(state)
+        return entry
 
     def start(
         self, state: OriginState, request: Request, *, refresh: bool = False, robots: bool = True

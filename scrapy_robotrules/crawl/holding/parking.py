@@ -18,14 +18,16 @@ from twisted.internet.defer import Deferred
 from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.exceptions import RobotsTxtNotFetched
 from scrapy_robotrules.crawl.holding.overflow import DiskOverflow, OverflowDirectory
-from scrapy_robotrules.crawl.requestmeta import OFFERED, PARKED
+from scrapy_robotrules.crawl.requestmeta import OFFERED, PARKED, origin_for
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request
     from scrapy.crawler import Crawler
 
     from scrapy_robotrules.crawl.config.settings import RobotRulesConfig
-    from scrapy_robotrules.crawl.fetching.origins import OriginState
+    from scrapy_robotrules.crawl.fetching.origins import Origins, OriginState
     from scrapy_robotrules.crawl.reporting.reporter import Reporter
     from scrapy_robotrules.engine.stores import Entry
 
@@ -35,10 +37,21 @@ __all__ = ["Parking"]
 class Parking:
     """The requests of one crawler parked until their origin's robots.txt fetch ends."""
 
-    def __init__(self, crawler: Crawler, config: RobotRulesConfig, reporter: Reporter) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: RobotRulesConfig,
+        reporter: Reporter,
+        origins: Origins,
+        closing: Callable[[], bool],
+    ) -> None:
         self.crawler = crawler
         self.config = config
         self.reporter = reporter
+        self.origins = origins
+        """Per-origin state: the fetch a parked request waits on."""
+        self.closing = closing
+        """Whether the crawl is stopping or its spider closing: nothing is parked then."""
         self._parked: dict[int, Request] = {}
         """Parked requests by the id of their waiter."""
         self._scheduler_closed = False
@@ -54,13 +67,18 @@ class Parking:
     def __len__(self) -> int:
         return len(self._parked)
 
-    def park(self, request: Request, state: OriginState | None, closing: bool) -> bool:
-        """Hold ``request`` until the fetch of ``state`` ends, then offer it again.
+    def park(self, request: Request) -> bool:
+        """Hold ``request`` until its origin's robots.txt fetch ends, then offer it again.
 
-        ``False`` (not parked) when there is no fetch to wait on, or once the
-        crawl is ``closing``: see :meth:`hand_over`.
+        Call once the decider found no rules at hand (which started the fetch).
+        The request goes back through ``engine.crawl`` once the fetch ends or
+        the origin's unreachable timeout passes. Past
+        ``ROBOTRULES_MAX_WAITING_PER_ORIGIN`` parked requests for the origin, it
+        waits on disk (:mod:`.overflow`). ``False`` (not parked) when there is no
+        fetch to wait on, or once the crawl is closing: see :meth:`hand_over`.
         """
-        if state is None or self._scheduler_closed or closing:
+        state = self.origins.get(origin_for(request))
+        if state is None or self._scheduler_closed or self.closing():
             return False
         if state.parked >= self.config.max_waiting_per_origin:
             self._overflow_request(state, request)
@@ -113,7 +131,7 @@ class Parking:
             return
         engine.crawl(request)
 
-    def hand_over(self, request: Request, origin: str) -> None:
+    def hand_over(self, request: Request) -> None:
         """What becomes of a request offered while the crawl closes, its origin's rules unknown.
 
         With ``JOBDIR`` it goes into the scheduler undecided, to be saved with
@@ -125,7 +143,7 @@ class Parking:
             self._saved([request])
             return
         self.reporter.lost([request])
-        raise RobotsTxtNotFetched(origin)
+        raise RobotsTxtNotFetched(origin_for(request))
 
     def _saved(self, requests: list[Request]) -> None:
         for request in requests:
@@ -135,8 +153,8 @@ class Parking:
         self.reporter.count("saved_at_close", len(requests))
 
     def pending(self) -> bool:
-        """Whether requests are parked (in memory or on disk)."""
-        return bool(self._parked) or bool(self._overflow)
+        """Whether requests are parked (in memory or on disk) or robots.txt fetches run."""
+        return bool(self._parked) or bool(self._overflow) or self.origins.fetching()
 
     def take_parked(self) -> list[Request]:
         """Every parked request, no longer parked: for a scheduler about to close.

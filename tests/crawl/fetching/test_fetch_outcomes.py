@@ -259,7 +259,7 @@ async def test_stale_rules_decide_while_fresh_ones_are_fetched(mockserver: MockS
     async def release_the_refresh(spider: StepSpider) -> None:
         # /during was answered: had it waited for the refresh, none would be
         # under way now (the server holds it until released here).
-        refreshing.append(spider.manager().pending())
+        refreshing.append(spider.manager().parking.pending())
         if refreshing[0]:
             await until(lambda: mockserver.holding("fresh.test") == 1)
             refreshing.append(mockserver.release("fresh.test") == 1)

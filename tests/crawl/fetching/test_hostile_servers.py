@@ -201,7 +201,7 @@ async def settled_or_unreachable(spider: StepSpider) -> None:
     assert stats is not None
     await until(
         lambda: (
-            not spider.manager().pending()
+            not spider.manager().parking.pending()
             or bool(stats.get_value("robotrules/origins/unreachable"))
         )
     )
