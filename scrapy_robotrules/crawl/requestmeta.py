@@ -49,7 +49,7 @@ AGAIN = "_robotrules_again"
 """Request meta key: the URL whose allowed decision is to be made again under its origin's
 next robots.txt: the rules it was made under went past their age (RFC 9309 2.4), or are no
 longer at hand, before it was downloaded. Set by the downloader middleware as the request
-leaves the downloader to wait, parked, for them; taken by the gate."""
+leaves the downloader to wait, parked, for them; taken by the scheduler."""
 OFFERED = "_robotrules_offered"
 """Request meta key: the URL for which the request was counted as offered."""
 PARKED = "_robotrules_parked"

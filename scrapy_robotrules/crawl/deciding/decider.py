@@ -314,7 +314,7 @@ class Decider:
 
         A site policy may ask under another agent, precedence or matching, and
         adjust the answer; a purpose the crawl declares that robots.txt refuses
-        (usage preferences, SPEC 10) turns an allowed answer into a refusal.
+        (usage preferences) turns an allowed answer into a refusal.
         """
         db = self.db
         asked, precedence, match = agent, db.precedence, db.agent_match

@@ -41,13 +41,14 @@ class Answer(NamedTuple):
     """The agent asked about: an answer for another is no answer."""
     decision: Decision | None
     """The decision; ``None`` when :attr:`carried` is set: a crawl's every URL would keep
-    one alive (an object, its dict, its groups), for the rare offer the gate cannot take
+    one alive (an object, its dict, its groups), for the rare offer the scheduler cannot take
     at once, which is decided again."""
     origin: str
     """The origin of the URL."""
     carried: Carried | None
-    """What a duplicate offer that may take the answer at once carries (see ``gate.py``;
-    ``None`` if none may): allowed, for the crawler's own agent, with nothing else to ask."""
+    """What a duplicate offer that may take the answer at once carries (see
+    ``Decider.allowed_again``; ``None`` if none may): allowed, for the crawler's own agent,
+    with nothing else to ask."""
 
 
 class AnswerCache:

@@ -1,8 +1,8 @@
-"""What follows each decision, at the gate and the downloader alike: counted, enforced or let
+"""What follows each decision, in the scheduler and the downloader alike: counted, enforced or let
 through in shadow mode, audited.
 
 :meth:`Verdicts.decided` is the one place where a decision (or why none could be had)
-becomes its counts, its drop and its audit line; the gate (as a request is scheduled)
+becomes its counts, its drop and its audit line; the scheduler (as a request is scheduled)
 and the downloader middleware (a request that never met the scheduler, or one decided
 again) only say where they stand and what they do with a drop (keep it out of the
 scheduler, raise it).
@@ -97,7 +97,7 @@ class Verdicts:
 
         Counts it (``allowed``, or through :meth:`.Reporter.record_drop`), writes its
         audit line and, in shadow mode, lets a drop through (:meth:`stops`).
-        ``scheduling``: decided at the gate, before the scheduler, rather than at
+        ``scheduling``: decided in the scheduler, before it is queued, rather than at
         the downloader. ``again``: a request allowed (and counted) when it was
         scheduled, decided again under newer rules: counted only if they now
         forbid it (moved from allowed to forbidden, so the counts still add up).

@@ -267,7 +267,7 @@ class PageDirectivesMiddleware(PageMiddleware):
         if request.errback is not None and self.manager.raises_let_through:
             meta = request.meta
             meta[DECIDED] = PageNofollow(why, reason, shown_url(response.url))
-            meta[OFFERED] = request.url  # not a robots.txt offer: the gate lets it by
+            meta[OFFERED] = request.url  # not a robots.txt offer: the scheduler lets it by
             return request
         self.crawler.signals.send_catch_log(
             signal=signals.request_dropped, request=request, spider=spider

@@ -81,9 +81,9 @@ class Reporter:
         """Verdicts counted since the last flush: each offer counts twice, Scrapy's stats
         wrappers cost more than a dict (see ``count``)."""
         self.flush_call: compat.Timer | None = None
-        """The next flush's timer; ``None`` while none is due (the gate reads it to ask less)."""
+        """The next flush's timer; ``None`` while none is due (the decider reads it to ask less)."""
         self.allowed_again = 0
-        """Offers allowed by an earlier answer, counted by the gate on this plain attribute;
+        """Offers allowed by an earlier answer, counted by the decider on this plain attribute;
         each flush adds them to ``offered`` and ``allowed``."""
         self._closed = False
         self.fetches = 0
@@ -180,7 +180,7 @@ class Reporter:
             self.set("evicted", evicted)
 
     def record_drop(self, request: Request, exc: DropReason, *, scheduling: bool = False) -> None:
-        """Count a request robots.txt drops, and log why: one place for the gate and the middleware.
+        """Count a request robots.txt drops, and log why: the scheduler and the middleware alike.
 
         ``scheduling``: dropped before the scheduler's duplicate filter (the
         gate), where Scrapy's ``robotstxt/forbidden`` counts a request once
