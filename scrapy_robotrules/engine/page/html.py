@@ -42,9 +42,10 @@ import codecs
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from lxml import etree
+if TYPE_CHECKING:
+    from lxml import etree
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -55,13 +56,6 @@ __all__ = [
     "nofollow_links",
     "text_encoding",
 ]
-
-if etree.LIBXML_VERSION < (2, 14):  # pragma: no cover (lxml 6's wheels bring 2.14)
-    raise ImportError(
-        "scrapy-robotrules reads HTML with libxml2 2.14 or later; this lxml runs libxml2"
-        f" {'.'.join(map(str, etree.LIBXML_VERSION))}, whose HTML parser takes time quadratic"
-        " in the attributes of a tag"
-    )
 
 DEFAULT_LIMIT = 262_144
 """Bytes of a page read for its meta tags: 256 KiB, room for a head with inline CSS."""
@@ -207,10 +201,20 @@ def _reader() -> tuple[etree.HTMLParser, _StartTags]:
     """This thread's parser and its target: a parser costs more to make than a short head to read.
 
     A parser is ready for the next text once it is closed or its target
-    has stopped it.
+    has stopped it. lxml is imported here, on the first page read: the
+    engine's other users (``RobotsTxt``, the ``robotrules`` command) never
+    load it.
     """
     reader: tuple[etree.HTMLParser, _StartTags] | None = getattr(_THREAD, "reader", None)
     if reader is None:
+        from lxml import etree
+
+        if etree.LIBXML_VERSION < (2, 14):  # pragma: no cover (lxml 6's wheels bring 2.14)
+            raise ImportError(
+                "scrapy-robotrules reads HTML with libxml2 2.14 or later; this lxml runs"
+                f" libxml2 {'.'.join(map(str, etree.LIBXML_VERSION))}, whose HTML parser"
+                " takes time quadratic in the attributes of a tag"
+            )
         target = _StartTags()
         reader = _THREAD.reader = (etree.HTMLParser(target=target, encoding="utf-8"), target)
     return reader
