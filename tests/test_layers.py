@@ -28,6 +28,9 @@ ENGINE = "scrapy_robotrules.engine"
 CRAWL = "scrapy_robotrules.crawl"
 OUTSIDE_THE_ENGINE = ("scrapy", "twisted", "w3lib", "parsel", "lxml", "itemadapter")
 """What no engine module imports: Scrapy and the libraries that come with it."""
+HTML_PARSER = (f"{ENGINE}.page.html", "lxml")
+"""The one engine module that may import lxml, the package's own dependency for reading HTML
+(``setup.cfg``): it imports it on the first page read, so importing the engine still loads none."""
 
 LAYERS: list[tuple[str, list[str]]] = [
     # The engine's.
@@ -182,7 +185,10 @@ def outside_the_engine(names: set[str]) -> set[str]:
 
 @pytest.mark.parametrize("name", ENGINE_MODULES)
 def test_no_engine_module_imports_scrapy_or_the_crawl_layer(name: str) -> None:
-    assert outside_the_engine(every_import_of(name)) == set()
+    names = every_import_of(name)
+    if name == HTML_PARSER[0]:
+        names = {each for each in names if each.split(".")[0] != HTML_PARSER[1]}
+    assert outside_the_engine(names) == set()
 
 
 def test_importing_the_whole_engine_loads_no_scrapy() -> None:

@@ -11,7 +11,7 @@ Then, each behind its own setting:
 - ``rel="nofollow"`` links (``ROBOTRULES_PAGE_NOFOLLOW_LINKS``, off): the
   requests it yields to those links are dropped. The links are read from
   the first ``ROBOTRULES_PAGE_MAX_HTML`` bytes, as the head is, by the same
-  scanner (memory and work bounded by those bytes, not by the page): a link
+  parser (work bounded by those bytes, not by the page): a link
   past them is not known to be nofollow, and a request to it is kept
   (counted in ``links_truncated``);
 - ``noindex`` or a passed ``unavailable_after`` (``ROBOTRULES_PAGE_NOINDEX``):

@@ -1,24 +1,34 @@
-"""The tags of an HTML page that page-level rules read, found by a small tolerant scanner.
+"""The tags of an HTML page that page-level rules read, as lxml's HTML parser reads them.
 
 No SPEC section (page-level rules are outside it).
 
 Two questions: the ``<meta name content>`` tags of the head (robots rules,
-TDMRep), and the ``<a>``/``<area>`` links with ``rel="nofollow"``. Robots
-meta tags belong in the ``<head>``, so for them only the head is read: up to
-``</head>`` or the ``<body>`` tag. Either way never more than ``limit``
-bytes, so a 10 MB page costs no more than its first bytes.
+TDMRep), and the ``<a>``/``<area>`` links with ``rel="nofollow"``. Either
+way never more than ``limit`` bytes are read, so a 10 MB page costs no more
+than its first bytes.
 
-No parser, no tree: one pass over the text in which every character is
-looked at a bounded number of times, whatever the markup (unclosed quotes,
-comments or scripts end the scan rather than restart it), holding nothing
-per tag or attribute passed: no pattern repeats a group (a regular
-expression engine keeps state for each turn of a repeated group, tens of
-bytes per byte of a tag of a million attributes); a tag is walked one quoted
-value at a time and its attributes one at a time, keeping only the few
-asked for. Comments and
-the contents of ``<script>``, ``<style>``, ``<template>``, ``<textarea>``
-and ``<title>`` are skipped, so a tag written inside them is not read, as a
-browser would not read it.
+The parser is libxml2's, as lxml brings it (version 2.14 or later, which
+reads tags as the HTML standard does), through lxml's parser target: it
+hands over each tag and its attributes and builds no tree. The text is fed
+to it a block at a time, and it is stopped once the answer is complete
+(the end of the head, the last link kept), so what lies past that is never
+parsed. Comments and the contents of ``<script>``, ``<style>``,
+``<title>`` and ``<textarea>`` are text to the parser, not tags; the
+contents of ``<template>`` are passed over too, as a browser shows none of
+them until a script does.
+
+Robots meta tags belong in the head, so for them only the head is read,
+and the head ends where the parser ends it: at ``</head>``, ``<body>``,
+``<frameset>``, or the first text or element that has no place in a head
+(a word, an ``<img>``, a ``<div>``), as a browser's head ends there. A tag
+the text stops in the middle of (cut by ``limit``, or at the end of the
+page) is not read: the parser drops it, as a browser drops an unfinished
+tag at the end of a file.
+
+Memory: the parser holds the attributes of the tag it is reading until
+that tag ends, and lxml hands them over in a dictionary, so a tag of a
+million attributes costs some twenty bytes a byte while it is read; of the
+tags passed, nothing is kept.
 
 The text is decoded with the encoding given when it is one a browser could
 read (:func:`text_encoding`), else as UTF-8: a label naming a codec that is
@@ -29,9 +39,13 @@ no text encoding (``hex``, ``base64``, ``rot13``, ``zlib``, ``idna``,
 from __future__ import annotations
 
 import codecs
-import html
-import re
-from collections.abc import Iterator
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -50,16 +64,9 @@ MAX_TAGS = 256
 MAX_LINKS = 65_536
 """``rel="nofollow"`` links returned at most (past them, the page is read no further)."""
 
-_OPENING = re.compile(r"<[A-Za-z/!]")
-_TAG_NAME = re.compile(r"<(/?)([A-Za-z][^\s/>]*)")
-"""A start or end tag's name."""
-_TAG_STOP = re.compile(r""">|=\s*(?:"[^"]*"?|'[^']*'?)""")
-"""What ends a tag (``>``) or is passed whole on the way (a quoted value: a quote opens
-one only after ``=``, and an unclosed one runs to the end of the text)."""
-_ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*("[^"]*"?|'[^']*'?|[^\s>]*))?""")
-"""An attribute's name and, if it has one, its value (quotes kept)."""
-_RAW_TEXT = ("script", "style", "template", "textarea", "title")
-_END_OF_HEAD = ("body", "frameset")
+_FED = 4096
+"""Characters of text given to the parser at a time (the parser stops within the block)."""
+_END_OF_HEAD = frozenset({"body", "frameset"})
 
 
 def text_encoding(name: str | None) -> str | None:
@@ -96,46 +103,6 @@ def _text(body: bytes | str, encoding: str, limit: int) -> str:
     return body[:limit] if isinstance(body, str) else decode_html(body[:limit], encoding)
 
 
-def _unquoted(value: str | None) -> str:
-    value = value or ""
-    if value[:1] in ("'", '"'):
-        value = value[1:-1] if len(value) > 1 and value[-1] == value[0] else value[1:]
-    return html.unescape(value)
-
-
-def _attributes(text: str, names: tuple[str, ...]) -> dict[str, str]:
-    """The attributes of ``names`` in a tag's attribute text (values unescaped); the first counts.
-
-    One match per attribute, each let go before the next: whatever the
-    number of attributes, nothing is kept of those passed.
-    """
-    found: dict[str, str] = {}
-    position = 0
-    while len(found) < len(names):
-        attribute = _ATTRIBUTE.search(text, position)
-        if attribute is None:
-            break
-        position = attribute.end()
-        name = attribute[1].lower()
-        if name in names and name not in found:
-            found[name] = _unquoted(attribute[2])
-    return found
-
-
-def _tag_end(text: str, position: int) -> tuple[int, int]:
-    """Where the attribute text that starts at ``position`` ends, and where the tag does.
-
-    One search per quoted value and one more: a quoted value may hold ``>``.
-    """
-    while True:
-        stop = _TAG_STOP.search(text, position)
-        if stop is None:
-            return len(text), len(text)
-        if stop[0] == ">":
-            return stop.start(), stop.end()
-        position = stop.end()
-
-
 def head_metas(
     body: bytes | str,
     encoding: str = "utf-8",
@@ -150,15 +117,8 @@ def head_metas(
     (``crawl.pages.head``), every meta tag of it, so that no robots meta tag
     is lost among others.
     """
-    metas: list[tuple[str, str]] = []
-    for name, attributes in _start_tags(_text(body, encoding, limit), head_only=True):
-        if name == "meta":
-            found = _attributes(attributes, ("name", "content"))
-            if len(found) == 2:
-                metas.append((found["name"], found["content"]))
-                if max_tags is not None and len(metas) >= max_tags:
-                    break
-    return metas
+    most = sys.maxsize if max_tags is None else max_tags
+    return _read(_text(body, encoding, limit), _HEAD_METAS, most)
 
 
 def nofollow_links(
@@ -169,44 +129,110 @@ def nofollow_links(
     The whole text is read, within ``limit`` bytes, and at most
     :data:`MAX_LINKS` links are returned.
     """
-    links: list[str] = []
-    for name, attributes in _start_tags(_text(body, encoding, limit), head_only=False):
-        if name in ("a", "area"):
-            found = _attributes(attributes, ("href", "rel"))
-            if len(found) == 2 and "nofollow" in found["rel"].lower().split():
-                links.append(found["href"])
-                if len(links) >= MAX_LINKS:
-                    break
-    return links
+    return [href for href, _ in _read(_text(body, encoding, limit), _NOFOLLOW_LINKS, MAX_LINKS)]
 
 
-def _start_tags(text: str, *, head_only: bool) -> Iterator[tuple[str, str]]:
-    """Each start tag's name (lower-case) and attribute text, in document order."""
-    position = 0
-    while True:
-        opening = _OPENING.search(text, position)
-        if opening is None:
+class _Question(NamedTuple):
+    """The start tags asked for, the two attributes read of them, and which pairs count."""
+
+    tags: frozenset[str]
+    attributes: tuple[str, str]
+    head_only: bool
+    counts: Callable[[str, str], bool] = lambda first, second: True
+
+
+def _nofollow(href: str, rel: str) -> bool:
+    return "nofollow" in rel.lower().split()
+
+
+_HEAD_METAS = _Question(frozenset({"meta"}), ("name", "content"), head_only=True)
+_NOFOLLOW_LINKS = _Question(frozenset({"a", "area"}), ("href", "rel"), False, _nofollow)
+
+
+class _Complete(Exception):
+    """Raised from the parser's target to stop the parser: the answer is complete."""
+
+
+class _StartTags:
+    """lxml's parser target: the pairs a question asks for, in document order, outside templates.
+
+    It raises :class:`_Complete` where the answer is complete: at the end
+    of the head for a question of the head, at the ``most``-th pair.
+    """
+
+    def __init__(self) -> None:
+        self.ask(_HEAD_METAS, 0)
+
+    def ask(self, question: _Question, most: int) -> None:
+        self.question = question
+        self.most = most
+        self.found: list[tuple[str, str]] = []
+        self._templates = 0
+
+    def start(self, tag: str, attributes: Mapping[str, str]) -> None:
+        question = self.question
+        if tag == "template":
+            self._templates += 1
+        elif self._templates:
             return
-        start = opening.start()
-        if text.startswith("<!--", start):
-            end = text.find("-->", start + 4)
-            if end < 0:
-                return
-            position = end + 3
-            continue
-        tag = _TAG_NAME.match(text, start)
-        if tag is None:
-            position = start + 1
-            continue
-        attributes_end, position = _tag_end(text, tag.end())
-        closing, name = tag[1], tag[2].lower()
-        if head_only and ((closing and name == "head") or (not closing and name in _END_OF_HEAD)):
-            return
-        if closing:
-            continue
-        yield name, text[tag.end() : attributes_end]
-        if name in _RAW_TEXT:
-            end_tag = re.compile(f"</{name}", re.IGNORECASE).search(text, position)
-            if end_tag is None:
-                return
-            position = end_tag.end()
+        elif tag in question.tags:
+            first, second = (attributes.get(name) for name in question.attributes)
+            if first is not None and second is not None and question.counts(first, second):
+                self.found.append((first, second))
+                if len(self.found) >= self.most:
+                    raise _Complete
+        elif question.head_only and tag in _END_OF_HEAD:
+            raise _Complete
+
+    def end(self, tag: str) -> None:
+        if tag == "template":
+            self._templates = max(self._templates - 1, 0)
+        elif tag == "head" and self.question.head_only and not self._templates:
+            raise _Complete
+
+    def close(self) -> None:
+        return None
+
+
+_THREAD = threading.local()
+
+
+def _reader() -> tuple[etree.HTMLParser, _StartTags]:
+    """This thread's parser and its target: a parser costs more to make than a short head to read.
+
+    A parser is ready for the next text once it is closed or its target
+    has stopped it. lxml is imported here, on the first page read: the
+    engine's other users (``RobotsTxt``, the ``robotrules`` command) never
+    load it.
+    """
+    reader: tuple[etree.HTMLParser, _StartTags] | None = getattr(_THREAD, "reader", None)
+    if reader is None:
+        from lxml import etree
+
+        if etree.LIBXML_VERSION < (2, 14):  # pragma: no cover (lxml 6's wheels bring 2.14)
+            raise ImportError(
+                "scrapy-robotrules reads HTML with libxml2 2.14 or later; this lxml runs"
+                f" libxml2 {'.'.join(map(str, etree.LIBXML_VERSION))}, whose HTML parser"
+                " takes time quadratic in the attributes of a tag"
+            )
+        target = _StartTags()
+        reader = _THREAD.reader = (etree.HTMLParser(target=target, encoding="utf-8"), target)
+    return reader
+
+
+def _read(text: str, question: _Question, most: int) -> list[tuple[str, str]]:
+    """The pairs ``question`` asks for in ``text``, the first ``most`` of them."""
+    parser, target = _reader()
+    target.ask(question, most)
+    if not text:
+        return []
+    try:
+        for start in range(0, len(text), _FED):
+            parser.feed(text[start : start + _FED].encode("utf-8", "replace"))
+        parser.close()
+    except _Complete:
+        pass
+    except BaseException:
+        del _THREAD.reader  # stopped in the middle of a text: the next call makes another parser
+        raise
+    return target.found

@@ -1,9 +1,11 @@
-"""The head scanner that finds meta tags: tolerant, head only, bounded.
+"""The meta tags of the head and the nofollow links, as lxml's HTML parser reads them.
 
-Its work and memory on hostile markup: ``tests/performance/test_pagehtml_cost.py``.
+Its memory and what it parses on hostile markup: ``tests/performance/test_pagehtml_cost.py``.
 """
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 
@@ -54,6 +56,7 @@ def test_no_head_tags_at_all() -> None:
         "<script>var s = \"<meta name='robots' content='hidden'>\";</script>",
         '<style>/* <meta name="robots" content="hidden"> */</style>',
         '<title>About <meta name="robots" content="hidden"></title>',
+        '<template><meta name="robots" content="hidden"></template>',
     ],
 )
 def test_comments_and_raw_text_are_skipped(hidden: str) -> None:
@@ -90,13 +93,63 @@ def test_at_most_max_tags() -> None:
 def test_repeated_question_answers_alike_and_apart() -> None:
     # A caller changing its list changes nothing for the next, and another
     # limit or encoding is another question.
-    page = '<head><meta name="robots" content="noindex">é<meta name=a content=b>'.encode()
+    page = (
+        "<head><meta name=robots content=noindex><title>é</title><meta name=a content=b>".encode()
+    )
     first = head_metas(page, "utf-8")
     first.append(("x", "y"))
     assert head_metas(page, "utf-8") == [("robots", "noindex"), ("a", "b")]
     assert head_metas(page, "utf-8", 30) == []
     assert head_metas(page, "latin-1")[1] == ("a", "b")
     assert head_metas(page, "utf-8") == [("robots", "noindex"), ("a", "b")]
+
+
+@pytest.mark.parametrize("first", ["text", "&nbsp;", "<div>", "<p>", "<img src=x>", "<iframe>"])
+def test_the_head_ends_where_an_html_parser_ends_it(first: str) -> None:
+    # Text, or an element that has no place in a head, ends the head as a
+    # browser's head ends there; elements a head holds do not.
+    page = f'<head><meta name="a" content="1">{first}<meta name="robots" content="noindex">'
+    assert head_metas(page) == [("a", "1")]
+    kept = '<head><link rel="icon" href="/i"><base href="/"><noscript><img src="x"></noscript>'
+    assert head_metas(f'{kept}<meta name="robots" content="noindex">') == [("robots", "noindex")]
+
+
+def test_an_unfinished_tag_is_not_read() -> None:
+    # Cut by the limit or by the end of the page, as a browser drops it.
+    page = '<head><meta name="a" content="1"><meta name="robots" content="noindex">'
+    assert head_metas(page, limit=len(page) - 1) == [("a", "1")]
+    assert head_metas('<meta name="robots" content="noindex"') == []
+    assert nofollow_links('<a rel="nofollow" href="/x"') == []
+
+
+def test_a_reading_stopped_early_leaves_nothing_for_the_next() -> None:
+    # Readings stop where their answer is complete (the end of the head,
+    # the last tag asked for); the next reading starts from a new page.
+    many = '<meta name="robots" content="noarchive">' * 3 + "<body><p>"
+    assert head_metas(many, max_tags=1) == [("robots", "noarchive")]
+    assert head_metas("<title>t") == []
+    assert nofollow_links(many + '<a rel="nofollow" href="/x"><div>') == ["/x"]
+    assert head_metas('<meta name="a" content="b">') == [("a", "b")]
+
+
+def test_readings_in_threads_of_their_own() -> None:
+    pages = [f'<head><meta name="robots" content="n{i}"><title>t</title></head>' for i in range(8)]
+    answers: dict[int, list[list[tuple[str, str]]]] = {}
+
+    def read(i: int) -> None:
+        answers[i] = [head_metas(pages[i] * 50, max_tags=None) for _ in range(50)]
+
+    threads = [threading.Thread(target=read, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(answer == [[("robots", f"n{i}")]] * 50 for i, answer in answers.items())
+    assert len(answers) == 8
+
+
+def test_text_that_no_encoding_writes_is_read_without_an_exception() -> None:
+    assert head_metas('<meta name="a" content="\ud800b">') == [("a", "?b")]
 
 
 def test_wanted_attributes_after_a_flood_are_read() -> None:
