@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_robotrules import RobotsTxt
+from scrapy_robotrules import Precedence, RobotsTxt
 from scrapy_robotrules.engine.robots import reading
 from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
-from tests.helpers.differential import SCALE
+from tests.helpers.differential import SCALE, robots_documents, urls
 
 pytestmark = pytest.mark.performance
 
@@ -199,3 +199,40 @@ def test_a_question_asked_again_at_once_is_answered_from_the_last_answer() -> No
     assert work.rules_tried == 3
     assert robots.allowed("https://example.com/b", "Googlebot")
     assert not robots.allowed("https://example.com/a", "Googlebot")
+
+
+def test_a_file_counts_alike_whenever_it_starts_counting() -> None:
+    # Before its first check or after (its rules indexed already).
+    early, late = RobotsTxt.parse(WILD), RobotsTxt.parse(WILD)
+    early_work = early.count_work()
+    for robots in (early, late):
+        assert robots.allowed("/index.html", "bot")
+    late_work = late.count_work()
+    assert late.count_work() is late_work
+    for work in (early_work, late_work):
+        work.clear()
+    for robots in (early, late):
+        for path in ("/a/b/cd.html", "/a/b/cx", "/z", "/q/x"):
+            robots.allowed(path, "bot")
+        robots.explain("/a/b/cx", "bot")
+    assert repr(early_work) == repr(late_work)
+    assert late_work.rules_tried > 0
+
+
+@settings(max_examples=100 * SCALE, deadline=None)
+@given(
+    content=robots_documents(),
+    asked=st.lists(urls(), min_size=1, max_size=6),
+    mode=st.sampled_from(PRECEDENCE_MODES),
+)
+def test_a_file_that_counts_decides_as_one_that_does_not(
+    content: str | bytes, asked: list[str], mode: Precedence
+) -> None:
+    counted, plain = RobotsTxt.parse(content), RobotsTxt.parse(content)
+    counted.allowed("/", "FooBot", mode)
+    counted.count_work()
+    for url in asked:
+        decision = counted.explain(url, "FooBot", mode)
+        expected = plain.explain(url, "FooBot", mode)
+        assert (decision.allowed, decision.rule) == (expected.allowed, expected.rule)
+        assert counted.allowed(url, "FooBot", mode) is expected.allowed
