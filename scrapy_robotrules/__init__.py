@@ -16,6 +16,7 @@ from scrapy_robotrules.engine.database import RobotRules
 from scrapy_robotrules.engine.operator_tools.site_policies import PolicyError
 from scrapy_robotrules.engine.page.directives import PageDirectives, parse_page_directives
 from scrapy_robotrules.engine.robots.agents import AgentMatch
+from scrapy_robotrules.engine.robots.check_work import CheckWork
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.hostile.automata import set_automaton_bytes
 from scrapy_robotrules.engine.robots.pacing_lines import RequestRate, UtcWindow
@@ -41,6 +42,7 @@ __all__ = [
     "AgentLine",
     "AgentMatch",
     "CachedStore",
+    "CheckWork",
     "Decision",
     "Entry",
     "Group",

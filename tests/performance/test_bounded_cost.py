@@ -1,10 +1,11 @@
 """A hostile robots.txt costs bounded work per check and bounded memory.
 
-The work is counted, not timed: how many rules a check tries one by one,
-and how many reports the automaton hands back. Many wildcard rules are
-found through an automaton over their literals, so a check tries the rules
-whose literal is in the path, not every rule; the decisions stay those of
-the reference oracle.
+The work is counted in the engine's own units (:class:`.CheckWork`), not
+timed: how many rules a check tries one by one against the path, ranks, or
+reads again from the file, and how many reports the automaton hands back.
+Many wildcard rules are found through an automaton over their literals, so
+a check tries the rules whose literal is in the path, not every rule; the
+decisions stay those of the reference oracle.
 """
 
 from __future__ import annotations
@@ -12,18 +13,14 @@ from __future__ import annotations
 import random
 import string
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_robotrules import MemoryStore, Precedence, RobotRules, RobotsTxt
+from scrapy_robotrules import CheckWork, MemoryStore, Precedence, RobotRules, RobotsTxt
 from scrapy_robotrules.engine.robots.fetch_outcomes import Outcome
 from scrapy_robotrules.engine.robots.hostile import literals, windows
-from scrapy_robotrules.engine.robots.patterns import Pattern
-from scrapy_robotrules.engine.robots.precedence import AllowFirst, FirstMatch, MostSpecific
-from scrapy_robotrules.engine.robots.robotstxt import Group
 from scrapy_robotrules.engine.stores import DEFAULT_CACHE_BYTES, Entry
 from tests.helpers.differential import (
     PATTERN_ALPHABET,
@@ -51,67 +48,38 @@ def hostile_file(count: int = RULES, seed: int = 1) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-class TriedRules:
-    """Counts the rules tried against the path one by one during a check.
-
-    A rule the automaton found is decided from where it saw the needle, or
-    its pattern is matched in full: each full match counts. No rule is tried
-    any other way (there is no scan of every rule left to fall back on).
-    """
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        matches = Pattern.matches
-
-        def counted(pattern: Pattern, path: str) -> bool:
-            self.count += 1
-            return matches(pattern, path)
-
-        monkeypatch.setattr(Pattern, "matches", counted)
+def counting(robots: RobotsTxt, mode: Precedence) -> CheckWork:
+    """The work of ``robots``'s next checks, once its group is read (its first check)."""
+    robots.allowed("/", "bot", mode)
+    work = robots.count_work()
+    work.clear()
+    return work
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
 @pytest.mark.parametrize("length", [1000, 2083, 100_000])
-def test_many_wildcard_rules_are_not_tried_one_by_one(
-    monkeypatch: pytest.MonkeyPatch, mode: Precedence, length: int
-) -> None:
+def test_many_wildcard_rules_are_not_tried_one_by_one(mode: Precedence, length: int) -> None:
+    # A rule the automaton found is decided from where it saw the needle, or
+    # tried: its pattern matched in full.
     robots = RobotsTxt.parse(hostile_file(), "https://example.com/robots.txt")
-    robots.allowed("/", "bot", mode)  # reads the group
-    tried = TriedRules(monkeypatch)
+    work = counting(robots, mode)
     rnd = random.Random(length)
     path = "/" + "".join(rnd.choices(string.ascii_letters + string.digits, k=length - 1))
     assert robots.allowed(path, "bot", mode)
     # One rule in a thousand would still be work proportional to rules x path.
-    assert tried.count <= 10, tried.count
+    assert work.rules_tried <= 10, work
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
-def test_a_literal_in_the_path_tries_its_rules_only(
-    monkeypatch: pytest.MonkeyPatch, mode: Precedence
-) -> None:
+def test_a_literal_in_the_path_tries_its_rules_only(mode: Precedence) -> None:
     body = hostile_file(20_000) + b"Disallow: /shop/*keep\nAllow: /*keep-this*x$\n"
     robots = RobotsTxt.parse(body, "https://example.com/robots.txt")
-    robots.allowed("/", "bot", mode)
-    tried = TriedRules(monkeypatch)
+    work = counting(robots, mode)
     decision = robots.explain("/shop/a-keep-this-x", "bot", mode)
     assert decision.rule is not None
     expected = "allow" if mode != "first-match" else "disallow"
     assert decision.rule.directive == expected, decision
-    assert tried.count <= 4, tried.count
-
-
-class ReadAgain:
-    """Counts wildcard rules read again from the file (each one a :class:`.Pattern` built)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        original = Group.pattern
-
-        def pattern(group: Group, line: int, robots_url: str | None) -> Pattern:
-            self.count += 1
-            return original(group, line, robots_url)
-
-        monkeypatch.setattr(Group, "pattern", pattern)
+    assert work.rules_tried <= 4, work
 
 
 def needle_path(body: bytes, length: int) -> str:
@@ -122,36 +90,30 @@ def needle_path(body: bytes, length: int) -> str:
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
-def test_a_path_of_the_files_own_needles_reads_no_rule_again(
-    monkeypatch: pytest.MonkeyPatch, mode: Precedence
-) -> None:
+def test_a_path_of_the_files_own_needles_reads_no_rule_again(mode: Precedence) -> None:
     """12,500 rules found: ranked and decided from the index's arrays, none read again."""
     body = hostile_file()
     robots = RobotsTxt.parse(body, "https://example.com/robots.txt")
-    robots.allowed("/", "bot", mode)
-    read = ReadAgain(monkeypatch)
-    tried = TriedRules(monkeypatch)
-    decision = robots.explain(needle_path(body, 100_000), "bot", mode)
+    work = counting(robots, mode)
+    path = needle_path(body, 100_000)
+    assert not robots.allowed(path, "bot", mode)
+    assert (work.rules_read_again, work.rules_tried) == (0, 0), work
+    decision = robots.explain(path, "bot", mode)
     assert decision.rule is not None
     assert decision.rule.line == 2, decision  # the first rule: they are all as long
-    assert (read.count, tried.count) == (0, 0)
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
-def test_rules_whose_prefix_the_path_lacks_are_not_read_again(
-    monkeypatch: pytest.MonkeyPatch, mode: Precedence
-) -> None:
+def test_rules_whose_prefix_the_path_lacks_are_not_read_again(mode: Precedence) -> None:
     """Every needle is in the path, but no rule's text before its ``*``: none is tried."""
     lines = [f"Disallow: /shop/{i}/*{word}*x" for i, word in enumerate(("abc", "bcd") * 500)]
     lines += [f"Disallow: /shop/{i}/*{i:05}" for i in range(1000)]
     body = ("User-agent: *\n" + "\n".join(lines) + "\n").encode()
     robots = RobotsTxt.parse(body, "https://example.com/robots.txt")
-    robots.allowed("/", "bot", mode)
-    read = ReadAgain(monkeypatch)
-    tried = TriedRules(monkeypatch)
+    work = counting(robots, mode)
     path = "/" + "".join(f"{i:05}abcdx" for i in range(1000))
     assert robots.allowed(path, "bot", mode)
-    assert (read.count, tried.count) == (0, 0)
+    assert (work.rules_read_again, work.rules_tried) == (0, 0), work
 
 
 def test_nested_literals_against_a_run_decide_as_written() -> None:
@@ -163,38 +125,15 @@ def test_nested_literals_against_a_run_decide_as_written() -> None:
     assert not robots.allowed("/" + "a" * 20_000 + "b", "bot")
 
 
-class Reports:
-    """Counts the automaton's reports: each one a tuple made in Python."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        matcher = literals.Literals._matcher
-        counter = self
-
-        class Counted:
-            def __init__(self, automaton: Any) -> None:
-                self._automaton = automaton
-
-            def find_matches_as_indexes(self, haystack: str, overlapping: bool = False) -> Any:
-                found = self._automaton.find_matches_as_indexes(haystack, overlapping=overlapping)
-                counter.count += len(found)
-                return found
-
-        monkeypatch.setattr(literals.Literals, "_matcher", lambda owner: Counted(matcher(owner)))
-
-
 @pytest.mark.parametrize("mode", PRECEDENCES)
-def test_a_run_of_one_character_is_read_once(
-    monkeypatch: pytest.MonkeyPatch, mode: Precedence
-) -> None:
+def test_a_run_of_one_character_is_read_once(mode: Precedence) -> None:
     """``/*a``, ``/*aa``... against 100,000 ``a``: each needle reports at every ``a``
     (6 million reports, or every rule tried); the run's pieces are all one text, read once."""
     lines = ["User-agent: *", *(f"Disallow: /*{'a' * k}" for k in range(1, 65))]
     lines += [f"Disallow: /*{'a' * k}b" for k in range(1, 65)]
     lines.append("Allow: /*" + "a" * 70)
     robots = RobotsTxt.parse("\n".join(lines) + "\n")
-    robots.allowed("/", "bot", mode)
-    reports, tried = Reports(monkeypatch), TriedRules(monkeypatch)
+    work = counting(robots, mode)
     decision = robots.explain("/" + "a" * 100_000, "bot", mode)
     assert decision.rule is not None
     expected = ("/*" + "a" * 70, 130) if mode != "first-match" else ("/*a", 2)
@@ -202,7 +141,7 @@ def test_a_run_of_one_character_is_read_once(
     # Fewer reports than the path has characters; no rule tried one by one but
     # the one whose needle (70 characters) the automaton holds cut, when it wins.
     cut = int(mode != "first-match")
-    assert (tried.count, reports.count < 100_000) == (cut, True), (tried.count, reports.count)
+    assert (work.rules_tried, work.reports < 100_000) == (cut, True), work
 
 
 ALNUM = string.ascii_letters + string.digits
@@ -247,41 +186,17 @@ def expected_line(lines: list[str], path: str, mode: Precedence) -> int | None:
     return next((line for line, allow in top if allow), top[0][0])
 
 
-class Ranked:
-    """Counts the rules ranked during a check: those whose needle is in the path, not all.
-
-    (A scan of every rule, in rank order, ranks them all first.)
-    """
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        for strategy in (MostSpecific, FirstMatch, AllowFirst):
-            monkeypatch.setattr(strategy, "ranks", self._counting(strategy.ranks))
-
-    def _counting(self, ranks: Any) -> Any:
-        def counted(strategy: Any, codes: Any, priorities: Any) -> Any:
-            self.count += len(codes)
-            return ranks(strategy, codes, priorities)
-
-        return counted
-
-
 def check_counted(
-    monkeypatch: pytest.MonkeyPatch,
-    robots: RobotsTxt,
-    lines: list[str],
-    path: str,
-    mode: Precedence,
+    robots: RobotsTxt, lines: list[str], path: str, mode: Precedence
 ) -> tuple[int, int, int]:
     """(reports, rules ranked but not in the path, rules tried one by one) of one check
-    of ``robots`` (made of ``lines``); its decision checked."""
-    robots.allowed("/", "bot", mode)  # reads the group
-    with monkeypatch.context() as patched:
-        reports, ranked, tried = Reports(patched), Ranked(patched), TriedRules(patched)
-        decision = robots.explain(path, "bot", mode)
+    of ``robots`` (made of ``lines``); its decision checked. A scan of every rule, in
+    rank order, would rank them all."""
+    work = counting(robots, mode)
+    decision = robots.explain(path, "bot", mode)
     assert (decision.rule and decision.rule.line) == expected_line(lines, path, mode)
     there = sum(text.split("*", 1)[1] in path[1:] for text in lines)
-    return reports.count, ranked.count - there, tried.count
+    return work.reports, work.rules_ranked - there, work.rules_tried
 
 
 def parsed(lines: list[str]) -> RobotsTxt:
@@ -289,32 +204,26 @@ def parsed(lines: list[str]) -> RobotsTxt:
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
-def test_runs_broken_every_few_characters_report_little(
-    monkeypatch: pytest.MonkeyPatch, mode: Precedence
-) -> None:
+def test_runs_broken_every_few_characters_report_little(mode: Precedence) -> None:
     """Case (a): no piece of the path repeats, and each ``a`` held the needles
     of ``a`` alone (two reports a character, 200,000 on the 500 KiB file)."""
     path, lines = broken_runs(100_000), nested_lines(3000)
-    reports, ranked, tried = check_counted(monkeypatch, parsed(lines), lines, path, mode)
+    reports, ranked, tried = check_counted(parsed(lines), lines, path, mode)
     assert (reports < len(path) // 20, ranked, tried) == (True, 0, 0), (reports, ranked, tried)
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
-def test_deep_chains_of_one_character_report_little(
-    monkeypatch: pytest.MonkeyPatch, mode: Precedence
-) -> None:
+def test_deep_chains_of_one_character_report_little(mode: Precedence) -> None:
     """Case (b): ``/*a`` ... ``/*a`` * 64 besides, so that 64 needles end at
     each ``a``: too many reports, and every rule was then tried one by one."""
     lines = nested_lines(3000) + [f"Disallow: /*{'a' * k}" for k in range(1, 65)]
     path = broken_runs(100_000, every=64)
-    reports, ranked, tried = check_counted(monkeypatch, parsed(lines), lines, path, mode)
+    reports, ranked, tried = check_counted(parsed(lines), lines, path, mode)
     assert (reports < len(path) // 20, ranked, tried) == (True, 0, 0), (reports, ranked, tried)
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
-def test_a_flood_of_reports_tries_no_rule_one_by_one(
-    monkeypatch: pytest.MonkeyPatch, mode: Precedence
-) -> None:
+def test_a_flood_of_reports_tries_no_rule_one_by_one(mode: Precedence) -> None:
     """Nested needles of two characters (``ab``, ``aba``... 63 of them) against runs of
     ``ab`` report up to 32 times a character: read all the same (work bounded by the
     path's length times the needles' lengths), never every rule tried against the path
@@ -324,7 +233,7 @@ def test_a_flood_of_reports_tries_no_rule_one_by_one(
     robots = RobotsTxt.parse("\n".join(["User-agent: *", *absent, *chain, ""]))
     for seed in (2, 3):
         path = broken_runs(20_000, every=64, seed=seed).replace("a" * 62, "ab" * 31)
-        reports, ranked, tried = check_counted(monkeypatch, robots, absent + chain, path, mode)
+        reports, ranked, tried = check_counted(robots, absent + chain, path, mode)
         assert (ranked, tried) == (0, 0), (ranked, tried)
         if seed == 2:
             # The first flood stops soon past its budget (16 reports a character
@@ -355,18 +264,17 @@ def window_path(text: str, length: int, seed: int) -> str:
 
 
 @pytest.mark.parametrize("mode", PRECEDENCES)
-def test_a_flood_without_a_period_is_not_read_to_its_end(
-    monkeypatch: pytest.MonkeyPatch, mode: Precedence
-) -> None:
+def test_a_flood_without_a_period_is_not_read_to_its_end(mode: Precedence) -> None:
     """Nested needles with no period report up to 15 times a character: past the flood's
     budget, the rules are walked in rank order from what was read (300 absent ones
-    first, searched for in the unread end) instead of reading on."""
+    first, each tried: searched for in the unread end) instead of reading on; the
+    nested ones are decided from what was read, none tried."""
     nested, text = window_lines()
     absent = [f"Allow: /*{'z' * 30}{i:04}" for i in range(300)]
     lines = absent + nested
     path = window_path(text, 20_000, seed=1)
-    reports, _, tried = check_counted(monkeypatch, parsed(lines), lines, path, mode)
-    assert (reports < 3 * len(path), tried) == (True, 0), (reports, tried)
+    reports, _, tried = check_counted(parsed(lines), lines, path, mode)
+    assert (reports < 3 * len(path), tried <= len(absent)) == (True, True), (reports, tried)
 
 
 @settings(max_examples=50 * SCALE, deadline=None)
@@ -571,19 +479,12 @@ def test_the_database_counts_evictions_by_weight(tmp_path: Path) -> None:
         assert rules.allowed("https://heavy3.example/x") is True
 
 
-def test_explaining_again_reads_no_rule_text_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_explaining_again_reads_no_rule_text_again() -> None:
     """An index keeps line numbers; a crawler explains every request, so a rule read is kept."""
     robots = RobotsTxt.parse(hostile_file(2_000) + b"Disallow: /private\n")
-    reads: list[int] = []
-    original = Group.member
-
-    def member(self: Group, line: int, *, keep: bool = False) -> tuple[str, str]:
-        reads.append(line)
-        return original(self, line, keep=keep)
-
-    monkeypatch.setattr(Group, "member", member)
+    work = robots.count_work()
     for _ in range(100):
         decision = robots.explain("/private/page", "bot")
         assert decision.rule is not None
         assert (decision.rule.pattern, decision.rule.line) == ("/private", 2_002)
-    assert reads == [2_002]
+    assert work.rules_read_again == 1

@@ -1,43 +1,28 @@
-"""Checks and first checks on ordinary files do work in proportion to what they need.
+"""Checks of ordinary files do work in proportion to what they need.
 
-The work is counted in its own units, never timed: buckets walked and rows
-tried by a check, rules ranked and lines read again by a first check,
-searches of a file's text, group ends read to
-select groups, URLs read, searches of an index. Inputs and data are
-instrumented to count them (list and str subclasses, wrapped compiled
-patterns), so a check that walked every bucket, or read a line again per
-rule, shows as a failure. The decisions themselves are the differential
-and conformance tests' to check.
+The work is counted in the engine's own units (:class:`.CheckWork`), never
+timed: buckets of wildcard rules walked and rules tried by a check, rules
+read again from the file. A check that walked every bucket, tried rules
+its path cannot match or decided a question it had just answered shows as
+a count. The decisions themselves are the differential and conformance
+tests' to check.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_robotrules import RobotsTxt
-from scrapy_robotrules.engine.robots import groups, reading, robotstxt, signal_lines, urls
-from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES, strategy_for
-from scrapy_robotrules.engine.robots.rule_index import RuleIndex
-from tests.helpers.differential import SCALE
+from scrapy_robotrules import Precedence, RobotsTxt
+from scrapy_robotrules.engine.robots import reading
+from scrapy_robotrules.engine.robots.precedence import MOST_SPECIFIC, PRECEDENCE_MODES
+from tests.helpers.differential import SCALE, robots_documents, urls
 
 pytestmark = pytest.mark.performance
-
-
-class Reads(list[Any]):
-    """A column that counts the items read from it one at a time (a bisection's too)."""
-
-    reads = 0
-
-    def __getitem__(self, key: Any) -> Any:
-        if not isinstance(key, slice):
-            self.reads += 1
-        return super().__getitem__(key)
 
 
 WILD = (
@@ -52,27 +37,35 @@ WILD = (
 )
 
 
+def wildcard_heads(text: str) -> list[str]:
+    """The text before the ``*`` of each wildcard rule of ``text`` ("/" and "" alike)."""
+    values = [line.split(": ", 1)[1] for line in text.splitlines() if ": " in line]
+    heads = [value.split("*", 1)[0] for value in values if "*" in value]
+    return ["" if head == "/" else head for head in heads]
+
+
 def test_a_check_walks_only_the_buckets_its_path_starts_with() -> None:
-    # Four buckets apply to "/a/b/cd.html" ("", "/a/", "/a/b/", "/a/b/c"),
-    # none of the forty "/z<i>/": a check reads the keys of the buckets on
-    # its path's chain (and one more where it starts, and a bisection's),
-    # and tries the rows of those buckets only.
+    # Wildcard rules are bucketed by their text before the "*": four buckets
+    # apply to "/a/b/cd.html" ("", "/a/", "/a/b/", "/a/b/c"), none of the
+    # forty "/z<i>/". A check bisects the buckets' keys, walks the buckets
+    # its path starts with (and one it passes over on the way there), and
+    # tries their rules only (those that could rank above the best rule
+    # found so far).
     others = "".join(f"Disallow: /z{i}/*x\n" for i in range(40))
+    heads = wildcard_heads(WILD + others)
+    bisection = math.ceil(math.log2(len(set(heads)) + 1))
     for mode in PRECEDENCE_MODES:
-        index = RobotsTxt.parse(WILD + others)._index("bot", mode, "token")
-        wild = index._wild
-        assert wild is not None
-        keys = wild._keys
+        robots = RobotsTxt.parse(WILD + others)
+        work = robots.count_work()
+        tried = 0
         for path in ("/a/b/cd.html", "/a/b/cx", "/a/b/c.php?session", "/z"):
-            wild._keys = Reads(keys)
-            wild._pieces = pieces = Reads(wild._pieces)
-            index.decide(path)
-            on_chain = [b for b, key in enumerate(keys) if path.startswith(key)]
-            bisection = math.ceil(math.log2(len(keys) + 1))
-            assert wild._keys.reads <= len(on_chain) + 1 + bisection, (mode, path)
-            rows = sum(wild._starts[b + 1] - wild._starts[b] for b in on_chain)
-            assert pieces.reads <= rows, (mode, path)
-            wild._keys, wild._pieces = keys, list(pieces)
+            on_path = [head for head in heads if path.startswith(head)]
+            work.clear()
+            robots.allowed(path, "bot", mode)
+            assert work.buckets_walked <= len(set(on_path)) + 1 + bisection, (mode, path, work)
+            assert work.rules_tried <= len(on_path), (mode, path, work)
+            tried += work.rules_tried
+        assert tried > 0, mode
 
 
 def test_wildcard_buckets_decide_as_the_patterns_do() -> None:
@@ -90,64 +83,11 @@ def test_wildcard_buckets_decide_as_the_patterns_do() -> None:
     }
     for path, allowed in expected.items():
         assert robots.allowed(path, "bot", MOST_SPECIFIC) is allowed, path
-
-
-class Passes(tuple[str, ...]):
-    """A file's User-agent values that count the passes taken over them, and single reads."""
-
-    passes = 0
-    reads = 0
-
-    def __iter__(self) -> Any:
-        self.passes += 1
-        return super().__iter__()
-
-    def __getitem__(self, key: Any) -> Any:
-        self.reads += 1
-        return super().__getitem__(key)
-
-
-def test_groups_are_selected_in_one_pass_over_the_user_agent_lines() -> None:
-    # One pass over the User-agent lines, then each selected group found by
-    # bisecting the groups' ends: not every group looked at in turn.
-    text = "".join(f"User-agent: bot{i}\nUser-agent: *\nDisallow: /{i}\n\n" for i in range(50))
-    robots = RobotsTxt.parse(text + "User-agent: examplebot\nDisallow: /\n")
-    ends = robots._agent_ends
-    bisection = math.ceil(math.log2(len(ends) + 1))
-    for agent, count in (("examplebot/1.0", 1), ("bot7", 1), ("otherbot", 50)):
-        values = robots._agents = Passes(robots._agents)
-        robots._agent_ends = read = Reads(ends)  # type: ignore[assignment]
-        assert len(robots._selected(agent, "token")) == count
-        assert (values.passes, values.reads) == (1, 0)
-        # Each User-agent line naming the crawler (once per group here) bisects the ends.
-        assert read.reads <= count * bisection, agent
-
-
-class Path(str):
-    """A path that counts the searches made of it by ``find`` and ``endswith`` (not ``in``)."""
-
-    calls = 0
-
-    def find(self, *args: Any) -> int:
-        type(self).calls += 1
-        return super().find(*args)
-
-    def endswith(self, *args: Any) -> bool:
-        type(self).calls += 1
-        return super().endswith(*args)
-
-
-def test_wildcard_rows_whose_piece_the_path_lacks_cost_no_search_of_the_path() -> None:
+    # A rule's text after the "*" is found after its text before it: "/foo"
+    # holds "/foo" only where the prefix "/" stands.
     rules = "".join(f"Disallow: /*word{i}\nDisallow: /a/*.ext{i}$\n" for i in range(20))
     robots = RobotsTxt.parse("User-agent: *\nDisallow: /*/foo\n" + rules)
-    for mode in PRECEDENCE_MODES:
-        index = robots._index("bot", mode, "token")
-        assert index._wild is not None
-        Path.calls = 0
-        assert index.decide(Path("/a/b/c.html?q=1")) == -1
-        assert Path.calls == 0
-    # The piece must still be found after the prefix: "/foo" holds "/foo"
-    # only where the prefix "/" stands.
+    assert robots.allowed("/a/b/c.html?q=1", "bot")
     assert robots.allowed("/foo", "bot")
     assert not robots.allowed("/x/foo", "bot")
     assert not robots.allowed("/a/b.ext7", "bot")
@@ -186,9 +126,7 @@ LINES = st.lists(
 
 @settings(max_examples=300 * SCALE, deadline=None)
 @given(lines=LINES, cut=st.tuples(st.integers(0, 200), st.integers(0, 200)))
-def test_unknown_lines_are_counted_in_one_pass_as_line_by_line(
-    lines: list[str], cut: tuple[int, int]
-) -> None:
+def test_unknown_lines_are_counted_as_line_by_line(lines: list[str], cut: tuple[int, int]) -> None:
     buf = "".join("\n" + line for line in lines).encode() + b"\n"
     start, end = sorted(cut)
     expected = 0
@@ -200,183 +138,43 @@ def test_unknown_lines_are_counted_in_one_pass_as_line_by_line(
     assert reading.count_unknown(buf, start, end) == expected
 
 
-class Searches:
-    """A compiled pattern that counts its searches."""
-
-    def __init__(self, pattern: re.Pattern[bytes]) -> None:
-        self.pattern = pattern
-        self.count = 0
-
-    def search(self, *args: Any) -> re.Match[bytes] | None:
-        self.count += 1
-        return self.pattern.search(*args)
-
-
-def test_a_run_of_user_agent_lines_is_read_without_a_search_per_line(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    members, rules = Searches(reading._MEMBER_LINES), Searches(reading._RULE_LINES)
-    monkeypatch.setattr(reading, "_MEMBER_LINES", members)
-    monkeypatch.setattr(reading, "_RULE_LINES", rules)
-    agents = "".join(f"User-agent: bot{i}\n" for i in range(30))
-    robots = RobotsTxt.parse(agents + "Crawl-delay: 2\nAllow: /\n\n" + agents + "Disallow: /a\n")
-    # One search for each group's first member line, and one for a rule
-    # line after the first group's Crawl-delay: not one per User-agent line.
-    assert (members.count, rules.count) == (2, 1)
-    assert len(robots.groups) == 2
-    assert not robots.allowed("/a", "bot7")
-    assert robots.crawl_delay("bot7") == 2
-
-
-def test_a_page_that_names_content_type_is_not_read_for_usage_lines(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    scans: list[bytes] = []
-
-    class Lines:
-        def finditer(self, buf: bytes, *args: Any) -> Any:
-            scans.append(buf)
-            return usage.finditer(buf, *args)
-
-    usage = signal_lines._USAGE_LINES
-    monkeypatch.setattr(signal_lines, "_USAGE_LINES", Lines())
-    page = b'<html><head>\n<meta http-equiv="Content-Type" content="text/html">\n' * 50
-    assert RobotsTxt.parse(page).usage_lines == ()
-    assert scans == []
-    robots = RobotsTxt.parse(page + b"Content-Usage: train-ai=n\n")
-    assert [key for _, key, _ in robots.usage_lines] == ["content-usage"]
-    assert len(scans) == 1
-
-
-class _CountedPattern:
-    """A compiled pattern that counts its ``fullmatch`` calls."""
-
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern = pattern
-        self.calls = 0
-
-    def fullmatch(self, text: str) -> re.Match[str] | None:
-        self.calls += 1
-        return self.pattern.fullmatch(text)
-
-
-def test_a_url_asked_again_at_once_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A crawler asks for each of its agents, or decides then explains: the
-    # URL's path is read once, not once per question.
-    counted = _CountedPattern(urls.CLEAN_URL)
-    monkeypatch.setattr(urls, "CLEAN_URL", counted)
-    monkeypatch.setattr(robotstxt, "CLEAN_URL", counted, raising=False)
-    robots = RobotsTxt.parse("User-agent: *\nDisallow: /a\n")
-    for url in ("https://example.com/a/b?q", "https://example.com/b"):
-        before = counted.calls
-        answers = [robots.allowed(url, agent) for agent in ("bot", "Googlebot", "x")]
-        decision = robots.explain(url, "bot")
-        assert counted.calls == before + 1
-        assert answers == [decision.allowed] * 3
-        assert decision.path == url.removeprefix("https://example.com")
-    # URLs taking turns are each read every time (one pair is kept), and a
-    # URL that needs normalising is kept as its normalised path.
-    before = counted.calls
-    for url in ("/%61", "https://example.com/b", "/%61"):
-        assert not robots.allowed(url, "bot") or url.endswith("b")
-        assert not robots.allowed(url, "bot") or url.endswith("b")
-    assert counted.calls == before + 3
-    assert urls.request_path("/%61") == "/a"
-
-
-class RankedRules:
-    """Counts the rules the precedence strategies rank, one by one or in bulk."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        for mode in PRECEDENCE_MODES:
-            kind = type(strategy_for(mode))
-            rank, ranks = kind.rank, kind.ranks
-
-            def one(strategy: Any, *args: Any, _rank: Any = rank) -> int:
-                self.count += 1
-                return int(_rank(strategy, *args))
-
-            def many(strategy: Any, codes: Any, priorities: Any, _ranks: Any = ranks) -> Any:
-                self.count += len(codes)
-                return _ranks(strategy, codes, priorities)
-
-            monkeypatch.setattr(kind, "rank", one)
-            monkeypatch.setattr(kind, "ranks", many)
-
-
-def test_each_wildcard_rule_is_ranked_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Rules of one star (with or without text after it, "$", or a prefix),
-    # and of several stars: each row ranked once, whatever the buckets.
+def test_wildcard_rules_of_every_shape_are_checked_without_reading_a_rule_again() -> None:
+    # Rules of one star (with or without text after it, "$", or a prefix)
+    # and of several stars are held as read: no check reads one again from
+    # the file to match it.
     rules = "".join(
         f"Disallow: /a{i}*\nAllow: /b*.x{i}$\nDisallow: *c{i}\nDisallow: /d{i}$\n"
         f"Disallow: /*e{i}*f*g\n"
         for i in range(10)
     )
-    robots = RobotsTxt.parse("User-agent: *\n" + rules)
-    ranked = RankedRules(monkeypatch)
-    for mode in PRECEDENCE_MODES:
-        ranked.count = 0
-        index = robots._index("bot", mode, "token")
-        assert index._wild is not None
-        assert index._literals is None
-        assert ranked.count <= 50, mode
-        robots._views.clear()
-    assert not robots.allowed("/a3x", "bot")
-    assert robots.allowed("/b.x3", "bot")
-    assert not robots.allowed("/zc7", "bot")
-    assert not robots.allowed("/d1", "bot")
-    assert robots.allowed("/d1/", "bot")
-    assert not robots.allowed("/e4-f-g", "bot")
+    several = "Disallow: /*a1*b*c\nDisallow: /x*%7e*z$\nAllow: *q*r*s\nDisallow: /q\n"
+    for body in (rules, several):
+        robots = RobotsTxt.parse("User-agent: *\n" + body)
+        work = robots.count_work()
+        for mode in PRECEDENCE_MODES:
+            assert robots.allowed("/index.html", "bot", mode)
+        if body is rules:
+            assert not robots.allowed("/a3x", "bot")
+            assert robots.allowed("/b.x3", "bot")
+            assert not robots.allowed("/zc7", "bot")
+            assert not robots.allowed("/d1", "bot")
+            assert robots.allowed("/d1/", "bot")
+            assert not robots.allowed("/e4-f-g", "bot")
+        else:
+            assert not robots.allowed("/-a1-b-c", "bot")
+            assert robots.allowed("/-a1-c-b", "bot")
+            assert not robots.allowed("/x/~/z", "bot")
+            assert robots.allowed("/x/~/z/", "bot")
+            assert robots.allowed("/q/r/s", "bot")
+            assert not robots.allowed("/q/s/r", "bot")
+        assert work.rules_read_again == 0, work
 
 
-def test_rules_of_several_stars_are_not_read_again_for_their_pattern(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # GENERAL rules (several pieces between stars) get their pattern from
-    # the columns read in bulk, not from their line read again.
-    read_again: list[int] = []
-    member_line = reading.member_line
-
-    def counted(body: bytes, start: int) -> tuple[str, str] | None:
-        read_again.append(start)
-        return member_line(body, start)
-
-    monkeypatch.setattr(groups, "member_line", counted)
-    robots = RobotsTxt.parse(
-        "User-agent: *\nDisallow: /*a1*b*c\nDisallow: /x*%7e*z$\nAllow: *q*r*s\nDisallow: /q\n"
-    )
-    robots._index("bot", "most-specific", "token")
-    assert read_again == []
-    assert not robots.allowed("/-a1-b-c", "bot")
-    assert robots.allowed("/-a1-c-b", "bot")
-    assert not robots.allowed("/x/~/z", "bot")
-    assert robots.allowed("/x/~/z/", "bot")
-    assert robots.allowed("/q/r/s", "bot")
-    assert not robots.allowed("/q/s/r", "bot")
-
-
-class IndexSearches:
-    """Counts the searches of a file's index for a path's deciding rule."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        decide = RuleIndex.decide
-
-        def counted(index: RuleIndex, path: str) -> int:
-            self.count += 1
-            return decide(index, path)
-
-        monkeypatch.setattr(RuleIndex, "decide", counted)
-
-
-def test_a_question_asked_again_at_once_is_answered_from_the_last_answer(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_question_asked_again_at_once_is_answered_from_the_last_answer() -> None:
     # allowed() then explain(), or another agent sharing the same rules: the
-    # index decides once. An agent with rules of its own is decided apart.
+    # rules are tried once. An agent with rules of its own is decided apart.
     robots = RobotsTxt.parse(
-        "User-agent: *\nDisallow: /a\nDisallow: /*.php$\n\nUser-agent: otherbot\nAllow: /\n"
+        "User-agent: *\nDisallow: /a\nDisallow: /*.php$\n\nUser-agent: otherbot\nAllow: /*.php$\n"
     )
     url = "https://example.com/a/b.php"
 
@@ -391,9 +189,50 @@ def test_a_question_asked_again_at_once_is_answered_from_the_last_answer(
 
     assert ask() == [False, False, False, True, False]
     assert robots.allowed("/elsewhere", "examplebot")  # another question last
-    searches = IndexSearches(monkeypatch)
-    ask()
+    work = robots.count_work()
+    # Each rule set holds one wildcard rule, which the path matches.
+    assert robots.allowed("/b.php", "otherbot")
+    assert work.rules_tried == 1
+    work.clear()
+    assert ask() == [False, False, False, True, False]
     # examplebot (Googlebot and explain() share it), otherbot, examplebot again.
-    assert searches.count == 3
+    assert work.rules_tried == 3
     assert robots.allowed("https://example.com/b", "Googlebot")
     assert not robots.allowed("https://example.com/a", "Googlebot")
+
+
+def test_a_file_counts_alike_whenever_it_starts_counting() -> None:
+    # Before its first check or after (its rules indexed already).
+    early, late = RobotsTxt.parse(WILD), RobotsTxt.parse(WILD)
+    early_work = early.count_work()
+    for robots in (early, late):
+        assert robots.allowed("/index.html", "bot")
+    late_work = late.count_work()
+    assert late.count_work() is late_work
+    for work in (early_work, late_work):
+        work.clear()
+    for robots in (early, late):
+        for path in ("/a/b/cd.html", "/a/b/cx", "/z", "/q/x"):
+            robots.allowed(path, "bot")
+        robots.explain("/a/b/cx", "bot")
+    assert repr(early_work) == repr(late_work)
+    assert late_work.rules_tried > 0
+
+
+@settings(max_examples=100 * SCALE, deadline=None)
+@given(
+    content=robots_documents(),
+    asked=st.lists(urls(), min_size=1, max_size=6),
+    mode=st.sampled_from(PRECEDENCE_MODES),
+)
+def test_a_file_that_counts_decides_as_one_that_does_not(
+    content: str | bytes, asked: list[str], mode: Precedence
+) -> None:
+    counted, plain = RobotsTxt.parse(content), RobotsTxt.parse(content)
+    counted.allowed("/", "FooBot", mode)
+    counted.count_work()
+    for url in asked:
+        decision = counted.explain(url, "FooBot", mode)
+        expected = plain.explain(url, "FooBot", mode)
+        assert (decision.allowed, decision.rule) == (expected.allowed, expected.rule)
+        assert counted.allowed(url, "FooBot", mode) is expected.allowed

@@ -3,7 +3,8 @@
 Building the automaton over a hostile file's needles was a third of its
 first check; looking up every window of every later check cost ten times
 what the automaton then does. Work is counted, never timed: the automata
-built, the windows looked up. Needles found either way decide as the
+built (the process's cache counts them), the windows looked up (the file
+does, :class:`.CheckWork`). Needles found either way decide as the
 reference oracle says.
 """
 
@@ -19,7 +20,6 @@ from hypothesis import strategies as st
 from scrapy_robotrules import RobotsTxt
 from scrapy_robotrules.engine.robots.hostile import literals, windows
 from scrapy_robotrules.engine.robots.hostile.automata import AutomatonCache
-from scrapy_robotrules.engine.robots.hostile.pieces import Found
 from tests.helpers.differential import ROBOTS_URLS, SCALE, check_document, rule_values, urls_near
 
 pytestmark = pytest.mark.performance
@@ -68,36 +68,29 @@ def test_paths_up_to_the_url_length_limit_build_no_automaton(
 
 
 def test_short_checks_look_up_windows_until_the_automaton_would_cost_less(
-    cache: AutomatonCache, monkeypatch: pytest.MonkeyPatch
+    cache: AutomatonCache,
 ) -> None:
     """Rent or buy: one short check builds nothing; many build the automaton once, after
     looking up no more windows than its construction is worth, and then look up none."""
-    looked_up: list[int] = []  # windows of each path looked up
-    found = windows.Windows.found
-
-    def counted(self: windows.Windows, path: str) -> Found | None:
-        answer = found(self, path)
-        looked_up.append(0 if answer is None else windows.windows_in(len(path), (8,)))
-        return answer
-
-    monkeypatch.setattr(windows.Windows, "found", counted)
     body = hostile_file()
     needles = [line.split(b"*")[1].decode() for line in body.split(b"\n")[1:-1]]
     robots = RobotsTxt.parse(body)
+    work = robots.count_work()
     assert robots.allowed(random_path(windows.SHORT_PATH), "bot")
     assert cache.built == 0
-    assert looked_up == [windows.SHORT_PATH - 8 + 1]
+    assert work.windows_looked_up == windows.SHORT_PATH - 8 + 1
     budget = windows.build_cost(len("\n".join(needles)))
     checks = 2 * budget // windows.SHORT_PATH
     for seed in range(1, checks):
         assert robots.allowed(random_path(windows.SHORT_PATH, seed), "bot")
     assert cache.built == 1
-    assert budget - windows.SHORT_PATH < sum(looked_up) <= budget
-    calls = len(looked_up)
+    assert budget - windows.SHORT_PATH < work.windows_looked_up <= budget
+    looked_up = work.windows_looked_up
     for seed in range(checks, checks + 20):
         assert robots.allowed(random_path(windows.SHORT_PATH, seed), "bot")
         assert not robots.allowed(random_path(windows.SHORT_PATH, seed)[:-9] + needles[seed], "bot")
-    assert len(looked_up) == calls
+    assert work.windows_looked_up == looked_up
+    assert work.reports > 0  # the automaton's
     assert cache.built == 1
 
 

@@ -7,7 +7,8 @@ and :mod:`.agents` says which apply to a crawler (SPEC 2 and 3);
 :mod:`.prefixes`, :mod:`.wildcards` and :mod:`.star_columns`; hostile
 files' many wildcards in :mod:`.hostile`), :mod:`.precedence` says which
 matching rule wins (SPEC 5), :mod:`.decision` says why (SPEC 7), and
-:mod:`.robotstxt` is one file.
+:mod:`.robotstxt` is one file, whose checks :mod:`.check_work` counts
+the work of when asked.
 :mod:`.pacing_lines` reads Crawl-delay, Request-rate and Visit-time
 (SPEC 6), :mod:`.signal_lines` the lines that are signals, :mod:`.lint`
 what the reader ignored, :mod:`.rule_changes` how a file differs from the

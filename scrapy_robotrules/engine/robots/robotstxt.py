@@ -28,6 +28,7 @@ from scrapy_robotrules.engine.robots.agents import (
     product_token,
     select,
 )
+from scrapy_robotrules.engine.robots.check_work import CheckWork
 from scrapy_robotrules.engine.robots.decision import Decision, is_robots_path
 from scrapy_robotrules.engine.robots.groups import AgentLine, Extras, Group, read_rules
 from scrapy_robotrules.engine.robots.pacing_lines import RequestRate, UtcWindow
@@ -93,6 +94,7 @@ class RobotsTxt:
         "truncated",
         "url",
         "usage_lines",
+        "work",
     )
 
     def __init__(
@@ -137,6 +139,8 @@ class RobotsTxt:
         self._shown: dict[int, Rule] | None = None
         self._last = _NO_DECISION
         """(index, path, code) of the last decision (see :meth:`_decide`)."""
+        self.work: CheckWork | None = None
+        """What the file's checks have cost since :meth:`count_work` (``None`` before)."""
 
     @classmethod
     def parse(
@@ -263,6 +267,7 @@ class RobotsTxt:
                 pattern_at=functools.partial(self._pattern_at, chosen),
                 groups=chosen,
                 many=[r.many for r in read],
+                work=self.work,
             )
         if len(self._views) >= _MAX_VIEWS:
             self._views.clear()  # Bound the memory of callers that vary the agent.
@@ -326,6 +331,22 @@ class RobotsTxt:
         rule = None if code == NO_RULE else self._rule(groups, code_line(code))
         return Decision(code_allows(code), rule, groups, url, path, agent, precedence, agent_match)
 
+    def count_work(self) -> CheckWork:
+        """Count what this file's checks cost from now on, and return the counts.
+
+        In units of work (wildcard rules tried against a path, buckets of
+        them walked, rules read again...: see :class:`.CheckWork`), the same
+        on every machine where time is not: tests bound a check's work by
+        them, and benchmarks may show them. Off until asked, so that a file
+        that is not asked costs nothing more per check.
+        """
+        work = self.work
+        if work is None:
+            work = self.work = CheckWork()
+            for index in self._views.values():
+                index.count_into(work)
+        return work
+
     def _rule(self, groups: Sequence[Group], line: int) -> Rule:
         """The rule at ``line``, read again from its group (a scan of the group's text).
 
@@ -338,6 +359,8 @@ class RobotsTxt:
             shown = self._shown = {}
         rule = shown.get(line)
         if rule is None:
+            if self.work is not None:
+                self.work.rules_read_again += 1
             group = next(g for g in groups if g.holds(line))
             directive, written = group.member(line)
             rule = Rule(directive, written, line)
@@ -348,6 +371,8 @@ class RobotsTxt:
 
     def _pattern_at(self, chosen: Sequence[int], line: int) -> Pattern:
         """The wildcard pattern of the rule at ``line``, read again from its group."""
+        if self.work is not None:
+            self.work.rules_read_again += 1
         groups = map(self._group, chosen)
         return next(g for g in groups if g.holds(line)).pattern(line, self.url)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from typing import NamedTuple
 
+from scrapy_robotrules.engine.robots.check_work import CheckWork
 from scrapy_robotrules.engine.robots.hostile.literals import AUTOMATON_MIN, Literals
 from scrapy_robotrules.engine.robots.patterns import Pattern
 from scrapy_robotrules.engine.robots.precedence import (
@@ -128,7 +129,10 @@ class RuleIndex:
         pattern_at: Callable[[int], Pattern],
         groups: tuple[int, ...] = (),
         many: Sequence[ManyStars] = (),
+        work: CheckWork | None = None,
     ) -> None:
+        """``work``: where checks count what they cost, if the file counts (see
+        :class:`.CheckWork`)."""
         self.groups = groups
         """The groups of the file the rules are from, so that callers can share the index."""
         self._strategy = strategy
@@ -160,12 +164,22 @@ class RuleIndex:
                 shapes=bytes(columns.shapes),
                 prefixes=columns.prefixes,
                 pattern_at=pattern_at,
+                work=work,
             )
             wild = [rule for rule in wild if not rule[2].needle]
             starred = sum(len(group.lines) for group in stars)
             several = sum(len(group.lines) for group in many)
         if wild or starred or several:
             self._wild = Bucketed(strategy, wild, stars, many)
+            if work is not None:
+                self._wild.count_into(work)
+
+    def count_into(self, work: CheckWork) -> None:
+        """Count what checks cost into ``work`` from now on."""
+        if self._wild is not None:
+            self._wild.count_into(work)
+        if self._literals is not None:
+            self._literals.work = work
 
     def built_for(self, groups: tuple[int, ...], strategy: PrecedenceStrategy) -> bool:
         """Whether this index answers for ``groups`` ranked by ``strategy``."""

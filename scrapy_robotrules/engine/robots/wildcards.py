@@ -14,6 +14,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from operator import itemgetter
 
+from scrapy_robotrules.engine.robots.check_work import CheckWork, Column, CountedReads
 from scrapy_robotrules.engine.robots.patterns import Pattern
 from scrapy_robotrules.engine.robots.precedence import PrecedenceStrategy, rule_code
 from scrapy_robotrules.engine.robots.star_columns import (
@@ -233,7 +234,7 @@ class Bucketed:
         keys, ranks, shapes, pieces, offsets, codes, patterns = map(list, zip(*rows, strict=True))
         self._ranks = array("q", ranks)
         self._shapes = bytes(shapes)
-        self._pieces: list[str] = pieces
+        self._pieces: Column[str] = pieces
         self._offsets = array("i", offsets)
         self._codes = array("i", codes)
         self._general: dict[int, Pattern] | None = None
@@ -241,10 +242,21 @@ class Bucketed:
             self._general = {i: kept for i, kept in enumerate(patterns) if kept is not None}
         # Each bucket's key, where its rows start (and, one more, where the
         # last ends), and its parent: the bucket of its longest proper prefix.
-        self._keys = sorted(set(keys))
-        self._starts = array("i", [bisect_left(keys, key) for key in self._keys])
+        distinct = sorted(set(keys))
+        self._keys: Column[str] = distinct
+        self._starts = array("i", [bisect_left(keys, key) for key in distinct])
         self._starts.append(len(keys))
-        self._parents = array("i", _parents(self._keys))
+        self._parents = array("i", _parents(distinct))
+
+    def count_into(self, work: CheckWork) -> None:
+        """Count the buckets checks walk and the rows they try into ``work``, from now on.
+
+        A bucket is walked by comparing its key with the path (a bisection
+        of the keys too), a row tried by looking for its piece in the path:
+        those two columns count their reads.
+        """
+        self._keys = CountedReads.of(self._keys, work, "buckets_walked")
+        self._pieces = CountedReads.of(self._pieces, work, "rules_tried")
 
     def scan(self, path: str, best_rank: int, best: int) -> tuple[int, int]:
         """The best matching rule of every bucket ``path`` starts with, if it ranks above ``best``.

@@ -78,28 +78,15 @@ def test_most_specific_stops_at_the_longest_prefix_as_the_whole_chain_says(
             assert strategy.best_prefix_rule(prefixes, codes, i) == walked
 
 
-class Recording(RobotsTxt):
-    """A file that notes the path each question reaches the core with."""
-
-    __slots__ = ("paths",)
-    paths: list[str]
-
-    def _decide(
-        self, path: str, agent: str, precedence: Precedence, agent_match: AgentMatch
-    ) -> int:
-        self.paths.append(path)
-        return super()._decide(path, agent, precedence, agent_match)
-
-
 @FAST
 @given(content=robots_documents(), url=urls(), agent=st.sampled_from(AGENTS))
 def test_allowed_reads_the_url_as_request_path_does(
     content: str | bytes, url: str, agent: str
 ) -> None:
-    robots: Any = Recording.parse(content, "http://example.com/robots.txt")
-    robots.paths = []
+    robots = RobotsTxt.parse(content, "http://example.com/robots.txt")
     allowed = robots.allowed(url, agent)
-    assert robots.paths == [request_path(url)]
+    decision = RobotsTxt.parse(content, "http://example.com/robots.txt").explain(url, agent)
+    assert (decision.allowed, decision.path) == (allowed, request_path(url))
     assert robots.explain(url, agent).allowed is allowed
 
 

@@ -1,8 +1,9 @@
-"""SPEC 7: ``allowed`` and ``explain`` are one answer, found once, told two ways.
+"""SPEC 7: ``allowed`` and ``explain`` are one answer, told two ways.
 
-``RobotsTxt._decide`` finds the deciding rule; ``allowed`` returns its
-verdict and ``explain`` names it. An :class:`Entry` without rules decides by
-its outcome, through the same path for both.
+``allowed`` says the verdict of the deciding rule and ``explain`` names that
+rule, whatever the URL, the mode or the question asked before. An
+:class:`Entry` without rules decides by its outcome, the same for both. On
+generated files, the differential tests check both against the reference.
 """
 
 from __future__ import annotations
@@ -13,53 +14,33 @@ from typing import Any
 import pytest
 
 from scrapy_robotrules import Decision, Entry, Outcome, Precedence, RobotsTxt
-from scrapy_robotrules.engine.robots.precedence import NO_RULE, PRECEDENCE_MODES, rule_code
+from scrapy_robotrules.engine.robots.precedence import PRECEDENCE_MODES
 
 CONTENT = "User-agent: *\nDisallow: /a\nAllow: /b\nDisallow: /*.php\n"
-URLS = ("/a", "/b", "/x.php", "/c", "/robots.txt", "/robots.txt?x=1", "https://e.com/a?q")
-
-
-@pytest.mark.parametrize("forced", [(2, False), (3, True), (4, False)])
-def test_both_tell_the_rule_the_core_found(
-    monkeypatch: pytest.MonkeyPatch, forced: tuple[int, bool]
-) -> None:
-    robots = RobotsTxt.parse(CONTENT)
-    asked: list[str] = []
-
-    def decide(self: RobotsTxt, path: str, agent: str, precedence: str, agent_match: str) -> int:
-        asked.append(path)
-        return rule_code(*forced)
-
-    monkeypatch.setattr(RobotsTxt, "_decide", decide)
-    allow = forced[1]
-    for url in URLS:
-        assert robots.allowed(url, "bot") is allow
-        decision = robots.explain(url, "bot")
-        assert decision.allowed is allow
-        assert decision.rule is not None
-        assert (decision.rule.line, decision.rule.allow) == forced
-    assert len(asked) == 2 * len(URLS)
-
-
-def test_no_rule_from_the_core_is_allowed_and_named_as_none(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    robots = RobotsTxt.parse("User-agent: *\nDisallow: /\n")
-    monkeypatch.setattr(RobotsTxt, "_decide", lambda *_: NO_RULE)
-    assert robots.allowed("/x", "bot")
-    decision = robots.explain("/x", "bot")
-    assert (decision.allowed, decision.rule) == (True, None)
 
 
 @pytest.mark.parametrize("mode", PRECEDENCE_MODES)
-def test_the_core_answers_what_the_rules_say(mode: Precedence) -> None:
+def test_both_tell_the_rule_that_decides(mode: Precedence) -> None:
+    # (verdict, deciding rule's line) of each URL, each asked after another question.
+    expected = {
+        "/a": (False, 2),
+        "/b": (True, 3),
+        "/x.php": (False, 4),
+        "/c": (True, None),
+        "/robots.txt": (True, None),
+        "/robots.txt?x=1": (True, None),
+        "https://e.com/a?q": (False, 2),
+    }
     robots = RobotsTxt.parse(CONTENT)
-    expected = {"/a": False, "/b": True, "/x.php": False, "/c": True, "/robots.txt": True}
-    for url, allowed in expected.items():
-        assert robots.allowed(url, "bot", mode) is allowed
+    for url, (allowed, line) in expected.items():
+        assert robots.allowed(url, "bot", mode) is allowed, url
         decision = robots.explain(url, "bot", mode)
-        assert decision.allowed is allowed
+        assert decision.allowed is allowed, url
+        assert (decision.rule and decision.rule.line) == line, url
         assert decision.rule is None or decision.rule.allow is allowed
+        # Explained first, by a file asked nothing yet.
+        fresh = RobotsTxt.parse(CONTENT).explain(url, "bot", mode)
+        assert (fresh.allowed, fresh.rule, fresh.path) == (allowed, decision.rule, decision.path)
 
 
 EARLIER = RobotsTxt.parse("User-agent: *\nDisallow: /a\n")
@@ -93,15 +74,11 @@ def test_an_entry_answers_once_for_both(made: Entry, expected: dict[str, bool]) 
             assert decision.reason == "allowed: /robots.txt itself is always allowed"
 
 
-def test_an_entry_without_rules_decides_by_its_outcome_for_both(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_an_entry_without_rules_says_why_for_both() -> None:
     made = entry(Outcome.DISALLOW_ALL)
-    monkeypatch.setattr(Entry, "_outcome_allows", lambda self, path: path == "/b")
-    assert made.allowed("https://e.com/b", "bot", "most-specific", "token")
-    assert made.explain("https://e.com/b", "bot", "most-specific", "token").allowed
     assert not made.allowed("https://e.com/a", "bot", "most-specific", "token")
     decision = made.explain("https://e.com/a", "bot", "most-specific", "token")
+    assert not decision.allowed
     assert decision.reason == "disallowed: robots.txt refused (HTTP 503): everything disallowed"
 
 

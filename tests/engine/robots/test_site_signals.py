@@ -169,6 +169,13 @@ def test_the_plural_field_name_is_read_and_shown_as_written() -> None:
     )
 
 
+def test_an_html_page_naming_content_type_holds_no_usage_line() -> None:
+    page = b'<html><head>\n<meta http-equiv="Content-Type" content="text/html">\n' * 50
+    assert RobotsTxt.parse(page).usage_lines == ()
+    robots = RobotsTxt.parse(page + b"content-USAGE: train-ai=n\n")
+    assert robots.usage_lines == ((101, "content-usage", "train-ai=n"),)
+
+
 OUTSIDE = """\
 Content-Signal: search=yes, ai-train=no
 

@@ -6,13 +6,15 @@ tests compare it, and its parts, with their plain references
 (``tests/helpers/plain_references.py``: ``normalize_long``, run by run as
 short input goes; ``many_escapes``, escape by escape; ``literal``, run by
 run).
-What the fast forms save is bounded in ``tests/performance``.
+What the fast forms save is ``benchmarks/fast_paths.py``'s to count (its
+"long paths" input).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -80,6 +82,22 @@ def test_long_input_normalises_as_short_input_does(pieces: list[str], repeat: in
 @given(st.text(min_size=1, max_size=3000))
 def test_long_input_of_any_text(text: str) -> None:
     assert _normalize_long(_to_octets(text)) == by_runs(text)
+
+
+# Paths of 100,000 characters alternating what normalisation keeps and what it changes.
+ADVERSARIAL = {
+    "stray % and spaces": "/" + "% " * 50_000,
+    "kept and encoded alternating": "/" + "a " * 50_000,
+    "escapes and kept alternating": "/" + "a%2F" * 25_000,
+    "two kinds of escapes alternating": "/" + "%41%2F" * 16_666,
+    "non-ASCII and ASCII alternating": "/" + "aé" * 33_333,
+    "few escapes among encoded runs": "/" + "a " * 50_000 + "%41" * 10,
+}
+
+
+@pytest.mark.parametrize("path", ADVERSARIAL.values(), ids=list(ADVERSARIAL))
+def test_long_adversarial_paths_normalise_as_run_by_run(path: str) -> None:
+    assert normalize(path) == by_runs(path)
 
 
 @settings(max_examples=300, deadline=None)

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
+from scrapy_robotrules.engine.robots.check_work import CheckWork
 from scrapy_robotrules.engine.robots.hostile.automata import AUTOMATON_BYTES_PER_CHAR, automata
 from scrapy_robotrules.engine.robots.hostile.pieces import Found, read, split
 from scrapy_robotrules.engine.robots.hostile.runs import (
@@ -119,7 +120,7 @@ class Literals:
         "_unbuilt",
         "_weight",
         "_windows",
-        "read_again",
+        "work",
     )
 
     def __init__(
@@ -132,8 +133,11 @@ class Literals:
         shapes: bytes,
         prefixes: list[str],
         pattern_at: Callable[[int], Pattern],
+        work: CheckWork | None = None,
     ) -> None:
         self._codes = codes
+        self.work = work
+        """Where checks count what they cost, if anywhere (see :class:`.CheckWork`)."""
         self._strategy = strategy
         # SPEC 5's priority (the pattern's length): with the code, what a rank is made from.
         # The smallest array they fit in (most files': bytes).
@@ -143,8 +147,6 @@ class Literals:
         self._cache: dict[int, Pattern] = {}
         self._order: array[int] | None = None
         self._split: list[str] | None = None
-        self.read_again = 0
-        """Rules read again from the file to be tried (for tests: work, not time)."""
         # Any part of a needle will do: found, its rules are checked in
         # full. A bound on needle length bounds how many needles can end at
         # one position, so a flood of reports shows within a chunk. A rule
@@ -259,12 +261,17 @@ class Literals:
     def _pattern(self, rule: int) -> Pattern:
         pattern = self._cache.get(rule)
         if pattern is None:
-            self.read_again += 1
             pattern = self._pattern_at(self._codes[rule] >> 1)
             if len(self._cache) >= _CACHED:
                 self._cache.clear()
             self._cache[rule] = pattern
         return pattern
+
+    def _tried(self, rule: int, path: str) -> bool:
+        """Whether ``rule`` matches ``path``, its pattern matched in full: a rule tried."""
+        if self.work is not None:
+            self.work.rules_tried += 1
+        return self._pattern(rule).matches(path)
 
     def present(self, path: str) -> tuple[Found, list[tuple[str, int]] | None]:
         """The needles in ``path`` (but periodic ones), each with where it was seen last
@@ -279,7 +286,10 @@ class Literals:
         pieces = iter(split(path, self._overlap))
         found: Found = {}
         find = self._matcher().find_matches_as_indexes
-        if read(find, pieces, found, kept, 2 * len(path) + FLOOD_REPORTS) >= 0:
+        left = read(find, pieces, found, kept, 2 * len(path) + FLOOD_REPORTS)
+        if self.work is not None:
+            self.work.reports += 2 * len(path) + FLOOD_REPORTS - left
+        if left >= 0:
             return found, None
         if not self._periods_checked and self._flooded():
             return self.present(path)
@@ -299,7 +309,11 @@ class Literals:
             automata.admit(self, windows.weight, built=False)
         else:
             automata.touch(self)
-        return windows.found(path)
+        before = windows.looked_up
+        found = windows.found(path)
+        if self.work is not None:
+            self.work.windows_looked_up += windows.looked_up - before
+        return found
 
     def _prefixed(self, path: str) -> set[int] | None:
         """Ids of the prefixes ``path`` starts with; ``None``: every rule's prefix is a root one."""
@@ -329,7 +343,10 @@ class Literals:
             if decided is not None:
                 return decided
             if unread:
-                read(self._matcher().find_matches_as_indexes, unread, found, self._kept, 1 << 62)
+                find = self._matcher().find_matches_as_indexes
+                left = read(find, unread, found, self._kept, 1 << 62)
+                if self.work is not None:
+                    self.work.reports += (1 << 62) - left
         needles: Iterable[int] = found
         if runs is not None and self._periodic is not None:
             # A periodic needle is in the path if a run in phase with it is as long.
@@ -362,6 +379,8 @@ class Literals:
         ranks = self._strategy.ranks(
             [codes[rule] for rule in candidates], [priorities[rule] for rule in candidates]
         )
+        if self.work is not None:
+            self.work.rules_ranked += len(candidates)
         ranked = sorted(zip(ranks, candidates, strict=True)) if len(candidates) > 1 else None
         shapes, needle_of, size = self._shapes, self._needle_of, len(path)
         for rank, rule in ranked or zip(ranks, candidates, strict=True):
@@ -378,7 +397,7 @@ class Literals:
             shape = shapes[rule]
             if shape == FIND or (shape == ENDS and where + end == size):
                 return rank, codes[rule]
-            if shape not in (FIND, ENDS) and self._pattern(rule).matches(path):
+            if shape not in (FIND, ENDS) and self._tried(rule, path):
                 return rank, codes[rule]
         return best_rank, best
 
@@ -391,7 +410,7 @@ class Literals:
             return path.endswith(text) and len(path) - length >= offset
         if runs.longest(root, offset) < length:
             return False
-        return self._shapes[rule] == FIND or self._pattern(rule).matches(path)
+        return self._shapes[rule] == FIND or self._tried(rule, path)
 
     def _offset(self, rule: int) -> int:
         """Length of the rule's prefix: where its needle may start in a path."""
@@ -426,7 +445,10 @@ class Literals:
         codes, priorities, rank_of = self._codes, self._priorities, self._strategy.rank
         shapes, needle_of, periodic = self._shapes, self._needle_of, self._periodic
         prefixed, prefix_ids, one = self._prefixed(path), self._prefix_ids, self._prefix_one
-        for rule in order:
+        decided: tuple[int, int] | None = best_rank, best
+        at = -1  # where in the order the walk stopped
+        for at in range(len(order)):
+            rule = order[at]
             code = codes[rule]
             rank = rank_of(code >> 1, bool(code & 1), priorities[rule])
             if rank >= best_rank:
@@ -439,7 +461,8 @@ class Literals:
             needle = rule if needle_of is None else needle_of[rule]
             if periodic is not None and runs is not None and needle in periodic:
                 if self._in_runs(rule, needle, path, runs):
-                    return rank, code
+                    decided = rank, code
+                    break
                 continue
             shape, offset, text = shapes[rule], self._offset(rule), needles[needle]
             if shape == ENDS:
@@ -451,19 +474,27 @@ class Literals:
                     # Seen before the cut if at all: any later copy is unread.
                     searches -= 1
                     if searches < 0:
-                        return None
+                        decided = None
+                        break
+                    if self.work is not None:
+                        self.work.rules_tried += 1
                     matched = path.find(text, max(offset, cut)) >= 0
                 if matched and shape != FIND:
-                    matched = self._pattern(rule).matches(path)
+                    matched = self._tried(rule, path)
             if matched:
-                return rank, code
-        return best_rank, best
+                decided = rank, code
+                break
+        if self.work is not None:
+            self.work.rules_ranked += at + 1
+        return decided
 
     def _ordered(self) -> tuple[array[int], list[str]]:
         """Every rule in rank order, and the needles: kept (and weighed) with the automaton."""
         order, needles = self._order, self._split
         if order is None or needles is None:
             ranks = self._strategy.ranks(self._codes, self._priorities)
+            if self.work is not None:
+                self.work.rules_ranked += len(ranks)
             order = array("i", sorted(range(len(ranks)), key=ranks.__getitem__))
             del ranks
             needles = self._needles.split("\n")
