@@ -61,7 +61,6 @@ __all__ = [
     "feed_storage",
     "guard_crawl",
     "in_thread",
-    "judge_spider_output",
     "limit_jitter",
     "on_scheduler_close",
     "reactorless",
@@ -275,30 +274,6 @@ def guard_crawl(
     if running is None:
         return False
     running.crawl = guard(running.crawl)  # type: ignore[method-assign]
-    return True
-
-
-def judge_spider_output(crawler: Crawler, middleware: object, judge: object) -> bool:
-    """From now on, ``judge``'s ``process_spider_output`` methods run in ``middleware``'s place.
-
-    For a middleware registered without output methods, which left a
-    ``None`` in ``scraper.spidermw.methods`` (2.13 to 2.19). The entry is made
-    by Scrapy's own reading of such methods: ``_get_process_spider_output``
-    (2.16+), ``_get_async_method_pair`` before. ``False`` if not in the chain.
-    """
-    chain: Any = getattr(getattr(engine(crawler), "scraper", None), "spidermw", None)
-    middlewares = list(getattr(chain, "middlewares", ()))
-    found = [i for i, each in enumerate(middlewares) if each is middleware]
-    if not found:
-        return False
-    outputs = chain.methods["process_spider_output"]
-    slot = len(middlewares) - 1 - found[0]  # the chain puts output methods in reverse
-    if outputs[slot] is None:
-        read = getattr(chain, "_get_process_spider_output", None)
-        if read is not None:
-            outputs[slot] = read(judge)
-        else:
-            outputs[slot] = chain._get_async_method_pair(judge, "process_spider_output")
     return True
 
 
