@@ -58,7 +58,6 @@ __all__ = [
     "failing_start",
     "feed_storage",
     "in_thread",
-    "judge_spider_output",
     "limit_jitter",
     "reactorless",
     "request_header",
@@ -241,30 +240,6 @@ def downloader(crawler: Crawler) -> Downloader | None:
     running = engine(crawler)
     # getattr: an embedder (or a test) may run the manager on an engine without one.
     return getattr(running, "downloader", None)
-
-
-def judge_spider_output(crawler: Crawler, middleware: object, judge: object) -> bool:
-    """From now on, ``judge``'s ``process_spider_output`` methods run in ``middleware``'s place.
-
-    For a middleware registered without output methods, which left a
-    ``None`` in ``scraper.spidermw.methods`` (2.13 to 2.19). The entry is made
-    by Scrapy's own reading of such methods: ``_get_process_spider_output``
-    (2.16+), ``_get_async_method_pair`` before. ``False`` if not in the chain.
-    """
-    chain: Any = getattr(getattr(engine(crawler), "scraper", None), "spidermw", None)
-    middlewares = list(getattr(chain, "middlewares", ()))
-    found = [i for i, each in enumerate(middlewares) if each is middleware]
-    if not found:
-        return False
-    outputs = chain.methods["process_spider_output"]
-    slot = len(middlewares) - 1 - found[0]  # the chain puts output methods in reverse
-    if outputs[slot] is None:
-        read = getattr(chain, "_get_process_spider_output", None)
-        if read is not None:
-            outputs[slot] = read(judge)
-        else:
-            outputs[slot] = chain._get_async_method_pair(judge, "process_spider_output")
-    return True
 
 
 def download_slot(crawler: Crawler, request: Request) -> Slot | None:

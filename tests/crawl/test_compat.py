@@ -12,13 +12,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 import scrapy
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scrapy import Request, Spider
+from scrapy import Request
 from scrapy.core.downloader import Downloader, Slot
 from scrapy.core.engine import ExecutionEngine
 from scrapy.crawler import Crawler
@@ -551,115 +551,3 @@ def test_request_header_reads_what_headers_get_gives(
         request.headers[later[0]] = later[1]
     for name in _HEADER_NAMES:
         assert compat.request_header(request, name) == request.headers.get(name)
-
-
-# Spider output judged from the moment a middleware asks.
-
-
-class _Seen:
-    """A spider middleware that records the requests passing it in callbacks' output."""
-
-    seen: ClassVar[list[str]]
-
-    async def process_spider_output(
-        self, response: Response, result: Any, spider: Spider | None = None
-    ) -> Any:
-        async for each in result:
-            if isinstance(each, Request):
-                self.seen.append(each.url.rsplit("/", 1)[-1])
-            yield each
-
-
-class _NearSpider(_Seen):
-    seen: ClassVar[list[str]] = []
-
-
-class _NearEngine(_Seen):
-    seen: ClassVar[list[str]] = []
-
-
-class _DropsOnce:
-    """Output methods that drop ``drop-*`` requests (what a middleware asks Scrapy to run)."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def process_spider_output(
-        self, response: Response, result: Any, spider: Spider | None = None
-    ) -> Any:
-        self.calls += 1
-        return (each for each in result if "drop-" not in getattr(each, "url", ""))
-
-    async def process_spider_output_async(
-        self, response: Response, result: Any, spider: Spider | None = None
-    ) -> Any:
-        self.calls += 1
-        async for each in result:
-            if "drop-" not in getattr(each, "url", ""):
-                yield each
-
-
-class _AsksOnSecondPage:
-    """Has no output methods; asks for ``_DropsOnce``'s at its second response's input."""
-
-    instance: _AsksOnSecondPage | None = None
-
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
-        self.judge = _DropsOnce()
-        self.inputs = 0
-        self.answers: list[bool] = []
-        _AsksOnSecondPage.instance = self
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> _AsksOnSecondPage:
-        return cls(crawler)
-
-    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
-        # ``spider``: Scrapy 2.13 passes it.
-        self.inputs += 1
-        if self.inputs >= 2:
-            self.answers.append(compat.judge_spider_output(self.crawler, self, self.judge))
-        if self.inputs == 2:  # not in the chain: refused
-            self.answers.append(compat.judge_spider_output(self.crawler, object(), self.judge))
-
-
-class _TwoPagesSpider(RecordingSpider):
-    def parse(self, response: Response, **kwargs: Any) -> Any:
-        self.crawled.append(response.url)
-        name = response.url.rsplit("/", 1)[-1]
-        if name not in ("first", "second"):
-            return
-        if name == "first":
-            yield Request(response.urljoin("second"))
-        yield Request(response.urljoin(f"keep-{name}"))
-        yield Request(response.urljoin(f"drop-{name}"))
-
-
-@async_test
-async def test_a_middleware_takes_output_methods_when_it_asks_in_its_own_place(
-    mockserver: MockServer,
-) -> None:
-    _NearSpider.seen, _NearEngine.seen = [], []
-    for path in ("/first", "/second", "/keep-first", "/drop-first", "/keep-second", "/drop-second"):
-        mockserver.set_page("site.test", path, Reply(body=b"<html></html>"))
-    middlewares = {_NearSpider: 960, _AsksOnSecondPage: 950, _NearEngine: 940}
-    result = await run_spider(
-        _TwoPagesSpider,
-        {"ROBOTSTXT_OBEY": False, "SPIDER_MIDDLEWARES": middlewares},
-        start_urls=[mockserver.url("site.test", "/first")],
-    )
-    asking = _AsksOnSecondPage.instance
-    assert asking is not None
-    assert asking.answers[:2] == [True, False]  # in the chain; another object is not
-    assert asking.answers[2:]
-    assert all(asking.answers[2:])  # asked again: on already
-    assert asking.judge.calls >= 1
-    # The first page's output met no judge; the second's did, after the middleware
-    # nearer the spider and before the one nearer the engine.
-    crawled = {url.rsplit("/", 1)[-1] for url in result.spider.crawled}
-    assert {"first", "second", "keep-first", "drop-first", "keep-second"} <= crawled
-    assert "drop-second" not in crawled
-    assert "drop-second" in _NearSpider.seen
-    assert "drop-second" not in _NearEngine.seen
-    assert {"drop-first", "keep-second"} <= set(_NearEngine.seen)

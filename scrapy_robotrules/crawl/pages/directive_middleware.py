@@ -20,11 +20,10 @@ Then, each behind its own setting:
 ``meta={"dont_obey_nofollow": True}`` on a yielded request keeps it.
 Enabled by the add-on with ``ROBOTSTXT_OBEY``, like the rest of the package.
 
-What callbacks yield passes through this middleware only from the first
-response that restricts it on (``compat.judge_spider_output``): Scrapy
-charges each yielded object two async generator steps per middleware that
-has output methods, more than the rest of this package's work per page, for
-nothing on a crawl whose pages state no such rule.
+The output methods are declared from the start, never added to Scrapy's
+chain during a crawl: what a callback yields from a response whose rules
+drop or mark nothing is passed on as it is, and Scrapy's steps for each
+object through one more middleware are a small share of a page's crawl.
 
 SPEC: none (page-level rules go beyond robots.txt; docs/guides/page-directives.rst describes them).
 """
@@ -32,7 +31,7 @@ SPEC: none (page-level rules go beyond robots.txt; docs/guides/page-directives.r
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin
 
@@ -41,7 +40,6 @@ from scrapy.http import Headers, HtmlResponse
 from w3lib.html import get_base_url, strip_html5_whitespace
 from w3lib.url import safe_url_string
 
-from scrapy_robotrules.crawl import compat
 from scrapy_robotrules.crawl.exceptions import PageNofollow
 from scrapy_robotrules.crawl.pages.head import response_html, response_metas, says_nothing
 from scrapy_robotrules.crawl.pages.page_middleware import PageMiddleware, callback_meta
@@ -95,6 +93,13 @@ class _Output:
         self.restricts = _restricts(middleware.config, self.page)
         """Whether anything the callback yields may be dropped or marked (else passed as is)."""
 
+    def judged(self, result: Iterable[Any]) -> Iterator[Any]:
+        """What of ``result`` goes on, each judged."""
+        for each in result:
+            judged = self.judge(each)
+            if judged is not None:
+                yield judged
+
     def judge(self, output: Any) -> Any:
         if isinstance(output, Request):
             return self.request(output)
@@ -139,39 +144,6 @@ class _Output:
         return self._links
 
 
-class _Judge:
-    """The middleware's output methods, which Scrapy is given once a page restricts output."""
-
-    def __init__(self, middleware: PageDirectivesMiddleware) -> None:
-        self.middleware = middleware
-
-    def process_spider_output(
-        self, response: Response, result: Iterable[Any], spider: Spider | None = None
-    ) -> Iterable[Any]:
-        output = _Output(self.middleware, response)
-        if not output.restricts:
-            yield from (each for each in result if each is not None)
-            return
-        for each in result:
-            judged = output.judge(each)
-            if judged is not None:
-                yield judged
-
-    async def process_spider_output_async(
-        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
-    ) -> AsyncIterator[Any]:
-        output = _Output(self.middleware, response)
-        if not output.restricts:
-            async for each in result:
-                if each is not None:
-                    yield each
-            return
-        async for each in result:
-            judged = output.judge(each)
-            if judged is not None:
-                yield judged
-
-
 class PageDirectivesMiddleware(PageMiddleware):
     """Reads each response's robots rules; obeys nofollow and noindex in what callbacks yield."""
 
@@ -185,8 +157,6 @@ class PageDirectivesMiddleware(PageMiddleware):
             (), (), self.config.user_agent, self.config.agent_match
         )
         """The rules of a response without any: one object for all of them (it is frozen)."""
-        self._judging = False
-        """Whether callbacks' output passes :class:`_Judge` (from the first page restricting it)."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -196,18 +166,28 @@ class PageDirectivesMiddleware(PageMiddleware):
         return self.config.page_noindex, self.config.page_noindex_field
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
-        page = callback_meta(response)[META_KEY] = self.read(response)
-        if self._judging or (page is self._nothing and not self.config.page_nofollow_links):
+        callback_meta(response)[META_KEY] = self.read(response)
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
+        output = _Output(self, response)
+        if not output.restricts:
+            return result
+        return output.judged(result)
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
+        output = _Output(self, response)
+        if not output.restricts:
+            async for each in result:
+                yield each
             return
-        if _restricts(self.config, page):
-            self._judging = True
-            if not compat.judge_spider_output(self.crawler, self, _Judge(self)):
-                logger.warning(
-                    "Page-level rules cannot be applied to what callbacks yield:"
-                    " %(middleware)s is not in this crawl's spider middlewares",
-                    {"middleware": type(self).__name__},
-                    extra={"spider": self.crawler.spider},
-                )
+        async for each in result:
+            judged = output.judge(each)
+            if judged is not None:
+                yield judged
 
     def read(self, response: Response) -> PageDirectives:
         """The rules of ``response`` for this crawler: its headers, and its head if HTML."""

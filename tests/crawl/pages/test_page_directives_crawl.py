@@ -490,34 +490,61 @@ async def test_async_callbacks_are_judged_the_same(mockserver: MockServer) -> No
 
 
 @async_test
-async def test_output_is_judged_from_the_first_page_that_restricts_it(
+async def test_a_page_without_rules_and_the_restricting_page_it_links_to(
     mockserver: MockServer,
 ) -> None:
-    """Until a page restricts output, callbacks' output does not pass this middleware.
-
-    ``/plain`` (no rules, the only start URL) links to ``/meta-only`` (noindex,
-    nofollow): the output layer is switched on at that page's input, so its
-    own callback's output is judged already, in the middleware's place.
-    """
+    """``/plain`` (no rules, the only start URL) links to ``/meta-only`` (noindex, nofollow):
+    the first page's output goes on as it is, the second's is judged."""
     plain = Reply(body=html(links='<a href="/meta-only">m</a>'), headers=HTML)
     mockserver.set_page(HOST, "/plain", plain)
     mockserver.set_page(HOST, "/meta-only", PAGES["/meta-only"])
-    crawlers: list[Crawler] = []
-    result = await run_spider(
-        PageSpider, SETTINGS, start_urls=[mockserver.url(HOST, "/plain")], crawlers=crawlers
-    )
+    result = await run_spider(PageSpider, SETTINGS, start_urls=[mockserver.url(HOST, "/plain")])
     assert followed(mockserver, "/plain")
     assert not followed(mockserver, "/meta-only")
     marked = marks(result)
     assert marked["/plain"] is None
     assert marked["/meta-only"].startswith("noindex: ")
     assert result.stats["robotrules/page/requests/nofollow"] == 1
-    middleware = next(
-        each
-        for each in crawlers[0].engine.scraper.spidermw.middlewares
-        if isinstance(each, PageDirectivesMiddleware)
-    )
-    assert not hasattr(middleware, "process_spider_output")  # Scrapy saw none at start
+
+
+class RefusesNofollowPages:
+    """A spider middleware before the page middleware that refuses the input of nofollow pages."""
+
+    def process_spider_input(self, response: Response, spider: scrapy.Spider | None = None) -> None:
+        if b"nofollow" in (response.headers.get("X-Robots-Tag") or b""):
+            raise ValueError("refused")
+
+
+class ErrbackOnInputSpider(PageSpider):
+    """Start requests with an errback that, for a refused response, yields a request and an item."""
+
+    async def start(self) -> AsyncIterator[Any]:
+        for url in self.start_urls:
+            yield Request(url, errback=self.refused)
+
+    def refused(self, failure: Any) -> Iterator[Any]:
+        url = failure.request.url
+        path = urlsplit(url).path
+        yield {"url": path}
+        yield Request(urljoin(url, "/from" + path))
+
+
+@async_test
+async def test_an_errback_for_a_response_refused_before_the_page_middleware_is_judged(
+    mockserver: MockServer,
+) -> None:
+    # The page middleware never saw the response's input: its rules are read
+    # when the errback's output reaches it.
+    for path in ("/header-only", "/plain"):
+        mockserver.set_page(HOST, path, PAGES[path])
+    settings = {**SETTINGS, "SPIDER_MIDDLEWARES": {RefusesNofollowPages: 940}}
+    urls = [mockserver.url(HOST, path) for path in ("/header-only", "/plain")]
+    spider: type[PageSpider] = ErrbackOnInputSpider
+    result = await run_spider(spider, settings, start_urls=urls)
+    assert not followed(mockserver, "/header-only")
+    assert followed(mockserver, "/plain")
+    assert marks(result)["/header-only"].startswith("noindex: ")
+    assert result.stats["robotrules/page/requests/nofollow"] == 1
 
 
 # Charsets that name no text encoding, and pages past ROBOTRULES_PAGE_MAX_HTML.
