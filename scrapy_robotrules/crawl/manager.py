@@ -106,8 +106,9 @@ class RobotsManager:
             crawler, operator, db=self.db, reporter=self.reporter, policies=self.policies
         )
         """The audit trail (``ROBOTRULES_AUDIT``), given to the parts that write to it."""
-        self.politeness = Politeness(crawler, config, self.reporter, self.db, self.fleet)
-        self.politeness.policies = self.policies
+        self.politeness = Politeness(
+            crawler, config, self.reporter, self.db, self.fleet, policies=self.policies
+        )
         download = Downloader(crawler, config, self.reporter)
         self.tdmrep = (
             TdmRepFiles(

@@ -118,6 +118,8 @@ class Politeness:
         reporter: Reporter,
         db: RobotRules,
         fleet: CachedStore | None,
+        *,
+        policies: SitePolicies | None = None,
     ) -> None:
         self.crawler = crawler
         self.config = config
@@ -127,7 +129,7 @@ class Politeness:
         self._asked: dict[str, _Asked] = {}
         self._told: dict[str, tuple[float | None, str]] = {}
         """The delay last logged per origin, and its note (see :meth:`_tell`)."""
-        self.policies = SitePolicies(Policies())
+        self.policies = policies if policies is not None else SitePolicies(Policies())
         """Per-site policies: their delays replace the project's for their hosts."""
         self.skipped: dict[str, str] = {}
         """Origins not crawled (``max_crawl_delay_action`` ``skip``): why, per origin."""
